@@ -1,0 +1,62 @@
+# sandbox: build, test, demo and quality targets.
+#   make            build build/sandbox/core.so (-Wall -Wextra -Werror)
+#   make test       the busted suite (what scripts/test.sh runs after set-up)
+#   make asan       the suite with AddressSanitizer + UBSan, leak detection on
+#   make valgrind   the suite under valgrind memcheck
+#   make demo       the agent demo
+
+LUA      ?= lua5.4
+LUA_INC  ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+CC       ?= cc
+BUILD    ?= build
+OPT      ?= -O2
+SANFLAGS ?=
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
+              -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS   += $(CFLAGS_BASE) $(LUA_INC) $(SANFLAGS)
+LDLIBS   += -luv
+
+SRC := $(wildcard csrc/*.c)
+OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
+DEP := $(OBJ:.o=.d)
+MODULE := $(BUILD)/sandbox/core.so
+
+BUSTED := $(LUA) /usr/bin/busted
+export SANDBOX_BUILD := $(abspath $(BUILD))
+
+.PHONY: all test asan valgrind demo clean
+all: $(MODULE)
+
+$(BUILD)/obj/%.o: csrc/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(MODULE): $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(SANFLAGS) -o $@ $(OBJ) $(LDFLAGS) $(LDLIBS)
+
+-include $(DEP)
+
+test: $(MODULE)
+	$(BUSTED) $(BUSTED_ARGS)
+
+ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+	SANDBOX_BUILD=$(abspath build-asan) LD_PRELOAD=$(ASAN_LIB) \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
+	LSAN_OPTIONS=suppressions=$(abspath spec/support/lsan.supp):print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	$(BUSTED) $(BUSTED_ARGS)
+
+valgrind: $(MODULE)
+	valgrind --quiet --trace-children=yes --leak-check=full --show-leak-kinds=definite,indirect \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+	  --suppressions=spec/support/valgrind.supp \
+	  $(BUSTED) $(BUSTED_ARGS)
+
+demo: $(MODULE)
+	$(LUA) examples/agent.lua
+
+clean:
+	rm -rf build build-asan build-cov

@@ -1,0 +1,45 @@
+-- The rock is "agent-sandbox" (the name "sandbox" is taken by a pure-Lua
+-- code sandbox); the module stays `require "sandbox"`.
+rockspec_format = "3.0"
+package = "agent-sandbox"
+version = "0.1.0-1"
+source = { url = "git+https://example.invalid/agent-sandbox.git", tag = "v0.1.0" }
+description = {
+  summary = "Safe places for Lua agents to work: a virtual file tree and a rooted, confined container",
+  detailed = [[
+VirtualSandbox (in-memory tree) and ContainerSandbox (a real directory bound
+to a root fd; commands run with posix_spawn, timeouts, whole-tree kill and
+Landlock), both generating tool tables for OpenAI/Anthropic/MCP agent loops.]],
+  license = "MIT",
+  homepage = "https://example.invalid/agent-sandbox",
+}
+dependencies = { "lua >= 5.4, < 5.5" }
+external_dependencies = {
+  LIBUV = { header = "uv.h", library = "uv" },
+  UTHASH = { header = "uthash.h" },
+}
+build = {
+  type = "builtin",
+  modules = {
+    ["sandbox"] = "lua/sandbox/init.lua",
+    ["sandbox.options"] = "lua/sandbox/options.lua",
+    ["sandbox.core"] = {
+      sources = {
+        "csrc/core.c",
+        "csrc/sb_dirlist.c",
+        "csrc/sb_err.c",
+        "csrc/sb_glob.c",
+        "csrc/sb_lua.c",
+        "csrc/sb_lua_search.c",
+        "csrc/sb_mem.c",
+        "csrc/sb_path.c",
+        "csrc/sb_policy.c",
+        "csrc/vfs.c",
+      },
+      defines = { "_GNU_SOURCE" },
+      libraries = { "uv" },
+      incdirs = { "csrc", "$(LIBUV_INCDIR)", "$(UTHASH_INCDIR)" },
+      libdirs = { "$(LIBUV_LIBDIR)" },
+    },
+  },
+}

@@ -1,0 +1,52 @@
+/* The one error vocabulary of both backends (SPEC §3). An environmental
+ * failure travels as an sb_code plus an optional detail sentence, and reaches
+ * Lua as `nil, "CODE: message: path", "CODE"`. */
+#ifndef SB_ERR_H
+#define SB_ERR_H
+
+#include <stddef.h>
+#include <lua.h>
+
+typedef enum sb_code {
+  SB_OK = 0,
+  SB_ENOENT,
+  SB_EEXIST,
+  SB_ENOTDIR,
+  SB_EISDIR,
+  SB_ENOTEMPTY,
+  SB_EINVAL,
+  SB_ENAMETOOLONG,
+  SB_ELOOP,
+  SB_EESCAPE,
+  SB_EACCES,
+  SB_EFBIG,
+  SB_ENOSPC,
+  SB_ENOTSUP,
+  SB_EBUSY,
+  SB_EAGAIN,
+  SB_EIO,
+  SB_NCODES
+} sb_code;
+
+typedef struct sb_err {
+  sb_code code;
+  const char *msg; /* detail; NULL = the code's default text */
+  char dyn[200];   /* storage when the detail is formatted */
+} sb_err;
+
+const char *sb_code_name(sb_code c);
+const char *sb_code_text(sb_code c);
+sb_code sb_code_from_errno(int e);
+
+/* Record a failure; both return c so callers can `return sb_fail(...)`. */
+sb_code sb_fail(sb_err *e, sb_code c, const char *msg);
+sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+sb_code sb_fail_errno(sb_err *e, int errnum);
+
+/* Push nil, "CODE: message[: path]", "CODE"; returns 3. */
+int sb_push_err(lua_State *L, const sb_err *e, const char *path, size_t plen);
+/* Same for a code with its default text. */
+int sb_push_code(lua_State *L, sb_code c, const char *path, size_t plen);
+
+#endif

@@ -1,0 +1,24 @@
+-- sandbox: safe places for Lua agents to work.
+--
+--   local sandbox = require "sandbox"
+--   local vsb = sandbox.virtual { files = { ["README.md"] = "# hi" } }
+--
+-- The C core (sandbox.core) implements both backends and every method; this
+-- layer checks option tables strictly and adds what is better written in Lua.
+local core = require "sandbox.core"
+local options = require "sandbox.options"
+
+local M = {
+  version = core.version,
+  codes = core.codes(),
+}
+
+--- A VirtualSandbox: an in-memory file tree, no host access at all.
+function M.virtual(opts)
+  return core.virtual(options.check("sandbox.virtual", opts, options.virtual))
+end
+
+--- Parse a size such as 512, "64KB", "1.5GiB" into bytes (nil, msg if bad).
+M.parse_size = options.parse_size
+
+return M

@@ -1,0 +1,202 @@
+-- Strict option tables (SPEC §2): an unknown key or a wrong type raises an
+-- error naming the key, so a typo never silently weakens a limit.
+-- Returns a fresh table with normalised values (sizes as integers).
+local M = {}
+
+local type, pairs, ipairs, tostring, error = type, pairs, ipairs, tostring, error
+local math_type, floor = math.type, math.floor
+local fmt = string.format
+
+local UNITS = {
+  [""] = 1, b = 1,
+  k = 1024, kb = 1024, kib = 1024,
+  m = 1024 ^ 2, mb = 1024 ^ 2, mib = 1024 ^ 2,
+  g = 1024 ^ 3, gb = 1024 ^ 3, gib = 1024 ^ 3,
+  t = 1024 ^ 4, tb = 1024 ^ 4, tib = 1024 ^ 4,
+}
+
+--- Parse a byte size: a non-negative integer, or a string like "512MB",
+--- "1.5GiB", "64k" (binary units: 1 KB = 1024 bytes, as Docker reads them).
+function M.parse_size(v)
+  if math_type(v) == "integer" then
+    if v < 0 then return nil, "must not be negative" end
+    return v
+  end
+  if type(v) == "number" then
+    if v ~= v or v < 0 or v == math.huge then return nil, "must be a non-negative size" end
+    return floor(v)
+  end
+  if type(v) ~= "string" then return nil, "must be a size (bytes, or a string like \"512MB\")" end
+  local num, unit = v:lower():match("^%s*([%d%.]+)%s*(%a*)%s*$")
+  local n = tonumber(num)
+  local mult = UNITS[unit or "?"]
+  if not n or not mult then
+    return nil, fmt("'%s' is not a size (use bytes, or a number with B, KB, MB, GB, TB)", v)
+  end
+  return floor(n * mult)
+end
+
+local function edit_distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+local function suggest(key, schema)
+  local best, bestd
+  for k in pairs(schema) do
+    local d = edit_distance(key, k)
+    if d <= 2 and (not bestd or d < bestd) then best, bestd = k, d end
+  end
+  return best and fmt(" (did you mean '%s'?)", best) or ""
+end
+
+local checkers = {}
+
+function checkers.boolean(v)
+  if type(v) ~= "boolean" then return nil, "must be a boolean" end
+  return v
+end
+
+function checkers.string(v)
+  if type(v) ~= "string" then return nil, "must be a string" end
+  return v
+end
+
+function checkers.func(v)
+  if type(v) ~= "function" then return nil, "must be a function" end
+  return v
+end
+
+checkers.size = M.parse_size
+
+function checkers.count(v)
+  if math_type(v) ~= "integer" or v < 0 then return nil, "must be a non-negative integer" end
+  return v
+end
+
+function checkers.seconds(v)
+  if type(v) ~= "number" or v ~= v or v <= 0 then return nil, "must be a positive number of seconds" end
+  return v
+end
+
+local function string_list(v, what, each)
+  if type(v) ~= "table" then return nil, fmt("%s must be an array of strings", what) end
+  local out = {}
+  for k in pairs(v) do
+    if math_type(k) ~= "integer" or k < 1 or k > #v then
+      return nil, fmt("%s must be an array of strings", what)
+    end
+  end
+  for i, s in ipairs(v) do
+    if type(s) ~= "string" then return nil, fmt("%s[%d] must be a string", what, i) end
+    local ok, why = each(s)
+    if not ok then return nil, fmt("%s[%d] %s", what, i, why) end
+    out[i] = s
+  end
+  return out
+end
+
+local function sub_table(v, allowed, each)
+  if type(v) ~= "table" then return nil, "must be a table" end
+  local out = {}
+  for k, x in pairs(v) do
+    if not allowed[k] then
+      return nil, fmt("has unknown key '%s' (allowed: %s)", tostring(k), allowed._list)
+    end
+    local list, why = string_list(x, k, each)
+    if not list then return nil, why end
+    out[k] = list
+  end
+  return out
+end
+
+local function glob_ok(s)
+  if s == "" then return nil, "must not be empty" end
+  if s:find("\0", 1, true) then return nil, "must not contain NUL" end
+  return true
+end
+
+local function ext_ok(s)
+  if s ~= "" and s:sub(1, 1) ~= "." then
+    return nil, fmt("must start with '.' (got '%s'; use \"\" for files without extension)", s)
+  end
+  return true
+end
+
+function checkers.rules(v)
+  return sub_table(v, { deny = true, allow = true, _list = "deny, allow" }, glob_ok)
+end
+
+function checkers.extensions(v)
+  return sub_table(v, { read = true, write = true, _list = "read, write" }, ext_ok)
+end
+
+function checkers.abspath(v)
+  if type(v) ~= "string" or v:sub(1, 1) ~= "/" then return nil, "must be an absolute path" end
+  if v:find("\0", 1, true) then return nil, "must not contain NUL" end
+  for comp in v:gmatch("[^/]+") do
+    if comp == ".." then return nil, "must not contain '..'" end
+  end
+  return v
+end
+
+function checkers.files(v)
+  if type(v) ~= "table" then return nil, "must be a table of path = content" end
+  for k, x in pairs(v) do
+    if type(k) ~= "string" then return nil, "keys must be path strings" end
+    if type(x) ~= "string" and x ~= true then
+      return nil, fmt("['%s'] must be a string (contents) or true (a directory)", k)
+    end
+  end
+  return v
+end
+
+--- Check `opts` against `schema` ({key = checker name}); `who` names the
+--- constructor in messages. Returns the normalised copy.
+function M.check(who, opts, schema)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then error(fmt("%s: options must be a table", who), 3) end
+  local out = {}
+  for k, v in pairs(opts) do
+    if type(k) ~= "string" then error(fmt("%s: option names must be strings", who), 3) end
+    local kind = schema[k]
+    if not kind then error(fmt("%s: unknown option '%s'%s", who, k, suggest(k, schema)), 3) end
+    local val, why = checkers[kind](v)
+    if val == nil then error(fmt("%s: option '%s' %s", who, k, why), 3) end
+    out[k] = val
+  end
+  return out
+end
+
+M.shared = {
+  max_read_bytes = "size",
+  max_write_bytes = "size",
+  allow_overwrite = "boolean",
+  read_only = "boolean",
+  rules = "rules",
+  extensions = "extensions",
+  audit = "func",
+}
+
+local function with_shared(t)
+  for k, v in pairs(M.shared) do t[k] = v end
+  return t
+end
+
+M.virtual = with_shared {
+  cwd = "abspath",
+  files = "files",
+  max_total_bytes = "size",
+  max_files = "count",
+}
+
+return M

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the Debian packages the build, tests and demo need, if missing.
+# Root installs them with apt-get; anyone else gets the command to run.
+set -euo pipefail
+
+PKGS=(lua5.4 liblua5.4-dev libuv1-dev uthash-dev lua-busted lua-cjson
+      luarocks valgrind gcc make libc6-dev pkg-config ${SANDBOX_EXTRA_PKGS:-})
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing packages: ${missing[*]}" >&2
+  echo "run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

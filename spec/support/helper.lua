@@ -1,0 +1,5 @@
+-- Loaded before every spec file: make sure the module under test is the one
+-- just built (build/ or build-asan/), never a copy installed elsewhere.
+local build = os.getenv("SANDBOX_BUILD") or "./build"
+package.cpath = build .. "/?.so;" .. package.cpath
+package.path = "./lua/?.lua;./lua/?/init.lua;./spec/?.lua;" .. package.path
