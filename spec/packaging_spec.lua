@@ -7,12 +7,8 @@ local function read(path)
   return s
 end
 
-local function lines(cmd)
-  local out, p = {}, assert(io.popen(cmd))
-  for l in p:lines() do out[#out + 1] = l end
-  p:close()
-  return out
-end
+local sh = require "support.sh"
+local lines = sh.lines
 
 local function rockspec()
   local files = lines("ls *.rockspec")
@@ -41,21 +37,18 @@ describe("packaging", function()
   end)
 
   it("luarocks make installs a tree that require 'sandbox' loads", function()
-    if os.execute("command -v luarocks >/dev/null") ~= true then
-      error("luarocks is not installed (scripts/deps.sh installs it)")
-    end
+    assert(sh.run("command -v luarocks"), "luarocks is not installed (scripts/deps.sh installs it)")
     local _, file = rockspec()
     local tmp = lines("mktemp -d")[1]
     local src = tmp .. "/src"
     -- build from a copy: luarocks writes objects into the source tree
-    assert.is_true(os.execute(("mkdir -p %s && cp -r csrc lua %s %s/"):format(src, file, src)))
-    local ok = os.execute(("cd %s && luarocks --lua-version=5.4 make --tree %s/tree %s >%s/log 2>&1")
-      :format(src, tmp, file, tmp))
-    local log = read(tmp .. "/log")
+    assert(sh.run(("mkdir -p %s && cp -r csrc lua %s %s/"):format(src, file, src)))
+    local ok, log = sh.run(("cd %s && luarocks --lua-version=5.4 make --tree %s/tree %s")
+      :format(src, tmp, file))
     assert.is_true(ok, log)
-    local out = lines(("cd %s && LUA_PATH='%s/tree/share/lua/5.4/?.lua;%s/tree/share/lua/5.4/?/init.lua' LUA_CPATH='%s/tree/lib/lua/5.4/?.so' lua5.4 -e 'local s = require(\"sandbox\"); local v = s.virtual{files={a=\"ok\"}}; print(v:read_file(\"a\"), package.searchpath(\"sandbox.core\", package.cpath))' 2>&1")
+    local out = lines(("cd %s && LUA_PATH='%s/tree/share/lua/5.4/?.lua;%s/tree/share/lua/5.4/?/init.lua' LUA_CPATH='%s/tree/lib/lua/5.4/?.so' lua5.4 -e 'local s = require(\"sandbox\"); local v = s.virtual{files={a=\"ok\"}}; print(v:read_file(\"a\"), package.searchpath(\"sandbox.core\", package.cpath))'")
       :format(tmp, tmp, tmp, tmp))
-    os.execute("rm -rf " .. tmp)
+    sh.run("rm -rf " .. tmp)
     assert.equal("ok", out[1]:match("^(%S+)"), table.concat(out, "\n"))
     assert.matches("/tree/lib/lua/5.4/sandbox/core.so$", out[1])
   end)
