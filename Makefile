@@ -39,19 +39,26 @@ $(MODULE): $(OBJ)
 
 -include $(DEP)
 
-test: $(MODULE)
+# C test hosts used by the specs
+TESTBIN := $(BUILD)/test/alloc_cap
+$(BUILD)/test/%: spec/c/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -llua5.4 -lm
+all: $(TESTBIN)
+
+test: $(MODULE) $(TESTBIN)
 	$(BUSTED) $(BUSTED_ARGS)
 
 ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+	$(MAKE) BUILD=build-asan all OPT=-O1 SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 	SANDBOX_BUILD=$(abspath build-asan) LD_PRELOAD=$(ASAN_LIB) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
 	LSAN_OPTIONS=suppressions=$(abspath spec/support/lsan.supp):print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	$(BUSTED) $(BUSTED_ARGS)
 
-valgrind: $(MODULE)
+valgrind: $(MODULE) $(TESTBIN)
 	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 	  --suppressions=$(abspath spec/support/valgrind.supp) \

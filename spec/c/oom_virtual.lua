@@ -1,0 +1,42 @@
+-- Run by spec/c/alloc_cap: fill a VirtualSandbox until the host allocator
+-- refuses; every failure must be ENOSPC or a Lua memory error, the tree must
+-- stay usable, and closing the state must return every byte.
+package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+package.cpath = (os.getenv("SANDBOX_BUILD") or "./build") .. "/?.so;" .. package.cpath
+local sandbox = require "sandbox"
+
+local sb = sandbox.virtual { max_total_bytes = "1GB", max_files = 10000000 }
+local chunk = string.rep("x", 64 * 1024)
+local written, enospc, memerr = 0, 0, 0
+local per = {}
+for d = 0, 6 do per[d] = 0 end
+for i = 1, 100000 do
+  local ok, v, msg, code = pcall(sb.write_file, sb, ("d%d/f%d"):format(i % 7, i), chunk)
+  if not ok then
+    memerr = memerr + 1
+  elseif v then
+    written = written + 1
+    per[i % 7] = per[i % 7] + 1
+  else
+    assert(code == "ENOSPC", "unexpected failure: " .. tostring(msg))
+    enospc = enospc + 1
+  end
+  if enospc + memerr >= 20 then break end
+end
+assert(written > 0 and enospc + memerr >= 20, "the cap was never reached")
+-- freeing makes room again
+assert(sb:remove("d1", { recursive = true }))
+written = written - per[1]
+assert(sb:write_file("after/x", chunk))
+assert(sb:remove("after", { recursive = true }))
+-- the tree is intact: everything written reads back
+local n = 0
+for _, d in ipairs(sb:readdir(".") or {}) do
+  for _, f in ipairs(sb:readdir(d.name) or {}) do
+    assert(#sb:read_file(d.name .. "/" .. f.name) == #chunk)
+    n = n + 1
+  end
+end
+assert(n == written, ("%d files listed, %d written"):format(n, written))
+print(("written %d, ENOSPC %d, memory errors %d, listed %d"):format(written, enospc, memerr, n))
+sb:dispose()
