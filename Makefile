@@ -40,7 +40,7 @@ $(MODULE): $(OBJ)
 -include $(DEP)
 
 # C test hosts used by the specs
-TESTBIN := $(BUILD)/test/alloc_cap
+TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -llua5.4 -lm

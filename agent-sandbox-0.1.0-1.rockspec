@@ -26,6 +26,9 @@ build = {
     ["sandbox.core"] = {
       sources = {
         "csrc/core.c",
+        "csrc/resolve.c",
+        "csrc/rootfs.c",
+        "csrc/sb_caps.c",
         "csrc/sb_dirlist.c",
         "csrc/sb_err.c",
         "csrc/sb_glob.c",

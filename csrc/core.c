@@ -4,7 +4,16 @@
 #include <string.h>
 #include <time.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootfs.h"
 #include "sandbox.h"
+#include "sb_caps.h"
 #include "sb_glob.h"
 #include "sb_lua.h"
 #include "vfs.h"
@@ -95,6 +104,132 @@ static int l_virtual(lua_State *L) {
   return 1;
 }
 
+/* ---- sandbox.container -------------------------------------------------- */
+
+#define MAX_READ_ROOTS 64
+
+/* Fds opened during construction, closed by __gc unless handed over: a
+ * memory error raised half-way through leaks nothing. */
+typedef struct fdguard {
+  int n;
+  int fds[MAX_READ_ROOTS + 1];
+} fdguard;
+
+static void fdguard_close(fdguard *g) {
+  for (int i = 0; i < g->n; i++)
+    if (g->fds[i] >= 0) close(g->fds[i]);
+  g->n = 0;
+}
+
+static int fdguard_gc(lua_State *L) {
+  fdguard_close(lua_touserdata(L, 1));
+  return 0;
+}
+
+static fdguard *new_fdguard(lua_State *L) {
+  fdguard *g = lua_newuserdatauv(L, sizeof *g, 0);
+  g->n = 0;
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, fdguard_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  return g;
+}
+
+/* mkdir -p for the host path given as base_dir (trusted host config). */
+static int mkdir_host(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n >= sizeof buf) return ENAMETOOLONG;
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return errno;
+    buf[i] = c;
+  }
+  return 0;
+}
+
+static int push_open_error(lua_State *L, fdguard *g, int err, const char *what,
+                           const char *path) {
+  fdguard_close(g);
+  sb_err e;
+  sb_fail_errno(&e, err);
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s: cannot open %s (%s): %s", sb_code_name(e.code), what, strerror(err), path);
+  lua_pushstring(L, sb_code_name(e.code));
+  return 3;
+}
+
+static const char *str_field(lua_State *L, int t, const char *k, const char *def) {
+  const char *v = lua_getfield(L, t, k) == LUA_TSTRING ? lua_tostring(L, -1) : def;
+  lua_pop(L, 1); /* the string stays alive in the options table */
+  return v;
+}
+
+static int l_container(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const char *base = str_field(L, 1, "base_dir", NULL);
+  if (!base) luaL_error(L, "base_dir is required");
+  const char *mode = str_field(L, 1, "mode", "rw");
+  const char *resolver = str_field(L, 1, "resolver", "auto");
+  lua_getfield(L, 1, "create");
+  bool create = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+
+  fdguard *g = new_fdguard(L);
+  if (create) {
+    int err = mkdir_host(base);
+    if (err) return push_open_error(L, g, err, "base_dir", base);
+  }
+  int rootfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) return push_open_error(L, g, errno, "base_dir", base);
+  g->fds[g->n++] = rootfd;
+  if (lua_getfield(L, 1, "read_roots") == LUA_TTABLE) {
+    lua_Integer n = luaL_len(L, -1);
+    if (n > MAX_READ_ROOTS) luaL_error(L, "at most %d read_roots", MAX_READ_ROOTS);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      const char *rr = lua_tostring(L, -1);
+      int fd = rr ? open(rr, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+      if (fd < 0) return push_open_error(L, g, rr ? errno : EINVAL, "a read root", rr ? rr : "?");
+      g->fds[g->n++] = fd;
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+
+  /* sb.cwd: the root's real absolute path */
+  char lnk[48], cwd[SB_PATH_MAX + 1];
+  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", rootfd);
+  ssize_t cl = readlink(lnk, cwd, sizeof cwd - 1);
+  if (cl <= 0 && !realpath(base, cwd)) return push_open_error(L, g, errno, "base_dir", base);
+  if (cl > 0) cwd[cl] = '\0';
+  sb_sandbox *sb = sb_lua_new(L, &sb_rootfs_backend, 1, cwd, strlen(cwd));
+  int ud = lua_gettop(L);
+  sb_rootfs_opts o = {
+      .rootfd = rootfd, .roots = g->fds + 1, .nroots = (size_t)g->n - 1,
+      .can_read = strchr(mode, 'r') != NULL, .can_write = strchr(mode, 'w') != NULL,
+      .resolver = resolver,
+      .max_disk_usage = lua_getfield(L, 1, "max_disk_usage") == LUA_TNUMBER
+                            ? (uint64_t)lua_tointeger(L, -1) : SB_UNLIMITED};
+  lua_pop(L, 1);
+  g->n = 0; /* from here the backend owns (and on failure closed) the fds */
+  sb_err e;
+  if (sb_rootfs_open(sb, &o, &e) != SB_OK) {
+    sb->closed = true;
+    return sb_push_err(L, &e, NULL, 0);
+  }
+  lua_pushstring(L, sb_rootfs_resolver(sb));
+  sb_lua_setfield(L, ud, "resolver");
+  lua_pushstring(L, mode);
+  sb_lua_setfield(L, ud, "mode");
+  lua_settop(L, ud);
+  return 1;
+}
+
 static int l_methods(lua_State *L) {
   sb_lua_push_methods(L);
   return 1;
@@ -142,6 +277,8 @@ static int l_codes(lua_State *L) {
 
 SB_API int luaopen_sandbox_core(lua_State *L) {
   static const luaL_Reg fns[] = {{"virtual", l_virtual},
+                                 {"container", l_container},
+                                 {"capabilities", sb_caps_push},
                                  {"methods", l_methods},
                                  {"footprint", l_footprint},
                                  {"setfield", l_setfield},

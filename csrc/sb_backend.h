@@ -101,5 +101,7 @@ void sb_dirlist_reset(sb_sandbox *sb, sb_dirlist *dl);
 int sb_dirlist_push(sb_sandbox *sb, sb_dirlist *dl, const sb_dirent *ent);
 void sb_dirlist_free(sb_sandbox *sb, sb_dirlist *dl);
 void sb_dirlist_sort(sb_dirlist *dl);
+/* Stable sort by name, then keep the first of equal names. 0 or -1 (OOM). */
+int sb_dirlist_unique(sb_sandbox *sb, sb_dirlist *dl);
 
 #endif

@@ -39,3 +39,28 @@ static int cmp_ent(const void *a, const void *b) {
 void sb_dirlist_sort(sb_dirlist *dl) {
   if (dl->n > 1) qsort(dl->v, dl->n, sizeof *dl->v, cmp_ent);
 }
+
+/* Merge sort: stable, so earlier entries win among equal names. */
+static void msort(sb_dirent *v, size_t n, sb_dirent *tmp) {
+  if (n < 2) return;
+  size_t h = n / 2, i = 0, j = h, k = 0;
+  msort(v, h, tmp);
+  msort(v + h, n - h, tmp);
+  while (i < h && j < n) tmp[k++] = cmp_ent(&v[j], &v[i]) < 0 ? v[j++] : v[i++];
+  while (i < h) tmp[k++] = v[i++];
+  while (j < n) tmp[k++] = v[j++];
+  memcpy(v, tmp, n * sizeof *v);
+}
+
+int sb_dirlist_unique(sb_sandbox *sb, sb_dirlist *dl) {
+  if (dl->n < 2) return 0;
+  sb_dirent *tmp = sb_malloc(&sb->mem, dl->n * sizeof *tmp);
+  if (!tmp) return -1;
+  msort(dl->v, dl->n, tmp);
+  sb_free(&sb->mem, tmp, dl->n * sizeof *tmp);
+  size_t w = 1;
+  for (size_t i = 1; i < dl->n; i++)
+    if (cmp_ent(&dl->v[i], &dl->v[w - 1]) != 0) dl->v[w++] = dl->v[i];
+  dl->n = w;
+  return 0;
+}

@@ -224,7 +224,11 @@ static int m_glob(lua_State *L) {
   op->parsed = true;
   sb->results.len = 0;
   sb_code c = sb_lua_guard(sb, op, start, SB_ACC_LIST, SB_KIND_DIR);
+  sb_stat st;
+  if (c == SB_OK) c = sb->be->stat(sb, start, &st, &op->e);
+  if (c == SB_OK && st.type != SB_T_DIR) c = SB_ENOTDIR; /* a prefix names directories */
   if (c == SB_OK) {
+    /* the walk visits what is below the start; the start itself may match */
     if (pre && sb_glob_match(pat, s.plen, start->buf, start->len))
       add_rec(&s, start->buf, start->len, 0, NULL, 0);
     c = sb->be->walk(sb, start, glob_cb, &s, &op->e);

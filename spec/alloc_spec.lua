@@ -2,7 +2,7 @@
 -- that refuses must produce ENOSPC or a Lua memory error, never an abort, a
 -- corrupt tree or a leak. Uses the C test host spec/c/alloc_cap.c.
 local sh = require "support.sh"
-local build = os.getenv("SANDBOX_BUILD") or "./build"
+local build = require("support.sh").build
 local host = build .. "/test/alloc_cap"
 
 describe("allocation through the Lua allocator", function()

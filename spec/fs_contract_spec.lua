@@ -87,7 +87,7 @@ for _, be in ipairs(backends.list) do
       it("refuses to write the root or a path ending in '..'", function()
         new(nil, { ["a/"] = true })
         assert.equal("EISDIR", select(3, sb:write_file(".", "x")))
-        assert.equal("EISDIR", select(3, sb:write_file("/", "x")))
+        assert.equal("EISDIR", select(3, sb:write_file(sb.cwd, "x")))
         assert.equal("EINVAL", select(3, sb:write_file("a/..", "x")))
       end)
 
@@ -222,7 +222,7 @@ for _, be in ipairs(backends.list) do
 
       it("never removes the root", function()
         new(nil, { ["a/"] = true })
-        for _, p in ipairs { ".", "/", "./", "a/..", "" } do
+        for _, p in ipairs { ".", sb.cwd, sb.cwd .. "/", "./", "a/..", "" } do
           local ok, _, code = sb:remove(p, { recursive = true })
           assert.is_nil(ok)
           assert.equal("EINVAL", code, p)
@@ -426,7 +426,7 @@ for _, be in ipairs(backends.list) do
     describe("lifecycle", function()
       it("exposes kind, cwd and has_exec", function()
         new()
-        assert.equal(be.name, sb.kind)
+        assert.equal(be.kind or be.name, sb.kind)
         assert.is_string(sb.cwd)
         assert.equal("/", sb.cwd:sub(1, 1))
         assert.is_boolean(sb.has_exec)

@@ -18,6 +18,15 @@ function M.virtual(opts)
   return core.virtual(options.check("sandbox.virtual", opts, options.virtual))
 end
 
+--- A ContainerSandbox: a real directory, every operation bound to its root
+--- fd. Returns nil, msg, code when the root cannot be opened.
+function M.container(opts)
+  return core.container(options.check("sandbox.container", opts, options.container))
+end
+
+--- What this kernel can enforce: {openat2, pidfd, landlock_abi, ...}.
+M.capabilities = core.capabilities
+
 --- Parse a size such as 512, "64KB", "1.5GiB" into bytes (nil, msg if bad).
 M.parse_size = options.parse_size
 

@@ -160,15 +160,43 @@ function checkers.files(v)
   return v
 end
 
+local function one_of(...)
+  local allowed, list = {}, table.concat({ ... }, ", ")
+  for _, v in ipairs { ... } do allowed[v] = true end
+  return function(v)
+    if not allowed[v] then return nil, fmt("must be one of %s, got %s", list, tostring(v)) end
+    return v
+  end
+end
+
+checkers.mode = one_of("rw", "r", "w")
+checkers.resolver = one_of("auto", "openat2", "fallback")
+
+function checkers.dir(v)
+  if type(v) ~= "string" or v == "" then return nil, "must be a directory path" end
+  if v:find("\0", 1, true) then return nil, "must not contain NUL" end
+  return v
+end
+
+function checkers.dirs(v)
+  return string_list(v, "read_roots", function(s)
+    if s == "" then return nil, "must not be empty" end
+    return true
+  end)
+end
+
 --- Check `opts` against `schema` ({key = checker name}); `who` names the
 --- constructor in messages. Returns the normalised copy.
 function M.check(who, opts, schema)
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then error(fmt("%s: options must be a table", who), 3) end
+  for k in pairs(schema._required or {}) do
+    if opts[k] == nil then error(fmt("%s: option '%s' is required", who, k), 3) end
+  end
   local out = {}
   for k, v in pairs(opts) do
     if type(k) ~= "string" then error(fmt("%s: option names must be strings", who), 3) end
-    local kind = schema[k]
+    local kind = k ~= "_required" and schema[k]
     if not kind then error(fmt("%s: unknown option '%s'%s", who, k, suggest(k, schema)), 3) end
     local val, why = checkers[kind](v)
     if val == nil then error(fmt("%s: option '%s' %s", who, k, why), 3) end
@@ -197,6 +225,16 @@ M.virtual = with_shared {
   files = "files",
   max_total_bytes = "size",
   max_files = "count",
+}
+
+M.container = with_shared {
+  _required = { base_dir = true },
+  base_dir = "dir",
+  create = "boolean",
+  mode = "mode",
+  read_roots = "dirs",
+  max_disk_usage = "size",
+  resolver = "resolver",
 }
 
 return M

@@ -1,22 +1,74 @@
 -- The backends a shared behaviour spec runs against. Each entry makes a
 -- fresh sandbox from (opts, files); `files` is an initial tree
--- {["a/b.txt"] = "content", ["dir/"] = true}.
+-- {["a/b.txt"] = "content", ["dir/"] = true}. Container roots are fresh
+-- directories on tmpfs (real-file tests belong there), removed on dispose.
 local sandbox = require "sandbox"
+local sh = require "support.sh"
 
 local M = {}
+
+--- A fresh empty directory for a test; removed by M.cleanup().
+local made = {}
+function M.tmpdir(tag)
+  local base = os.getenv("SANDBOX_TEST_TMP") or "/dev/shm"
+  local dir = sh.lines(("mktemp -d %s/sbtest-%s-XXXXXX"):format(base, tag or "x"))[1]
+  made[#made + 1] = dir
+  return dir
+end
+
+function M.cleanup()
+  for i = #made, 1, -1 do
+    sh.run("rm -rf " .. sh.quote(made[i]))
+    made[i] = nil
+  end
+end
+
+--- Populate a directory through an unrestricted sandbox (as a host would).
+function M.populate(dir, files)
+  if not files then return end
+  local sb = assert(sandbox.container { base_dir = dir })
+  local paths = {}
+  for p in pairs(files) do paths[#paths + 1] = p end
+  table.sort(paths)
+  for _, p in ipairs(paths) do
+    local v = files[p]
+    if v == true then assert(sb:mkdir(p)) else assert(sb:write_file(p, v)) end
+  end
+  sb:dispose()
+end
+
+local function container(resolver)
+  return function(opts, files)
+    opts = opts or {}
+    local dir = M.tmpdir(resolver)
+    M.populate(dir, files)
+    opts.base_dir = dir
+    opts.resolver = resolver
+    return assert(sandbox.container(opts))
+  end
+end
 
 M.list = {
   {
     name = "virtual",
+    kind = "virtual",
     new = function(opts, files)
       opts = opts or {}
       opts.files = files
       return sandbox.virtual(opts)
     end,
   },
+  { name = "container (openat2)", kind = "container", resolver = "openat2", new = container("openat2") },
+  { name = "container (fallback)", kind = "container", resolver = "fallback", new = container("fallback") },
 }
 
---- Register another backend (the container specs add theirs).
-function M.add(entry) M.list[#M.list + 1] = entry end
+--- Only the container entries.
+function M.containers()
+  local out = {}
+  for _, b in ipairs(M.list) do
+    if b.kind == "container" then out[#out + 1] = b end
+  end
+  return out
+end
 
 return M

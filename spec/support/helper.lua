@@ -3,3 +3,11 @@
 local build = os.getenv("SANDBOX_BUILD") or "./build"
 package.cpath = build .. "/?.so;" .. package.cpath
 package.path = "./lua/?.lua;./lua/?/init.lua;./spec/?.lua;" .. package.path
+
+-- Container test roots are removed after every test file.
+local backends = require "support.backends"
+local busted = require "busted"
+busted.subscribe({ "file", "end" }, function()
+  backends.cleanup()
+  return nil, true
+end)

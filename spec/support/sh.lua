@@ -6,7 +6,7 @@ local M = {}
 local CLEAN = "env -u LD_PRELOAD -u ASAN_OPTIONS -u LSAN_OPTIONS -u UBSAN_OPTIONS "
 
 function M.run(cmd)
-  local p = assert(io.popen(CLEAN .. "sh -c " .. M.quote(cmd .. " 2>&1")))
+  local p = assert(io.popen(CLEAN .. "sh -c " .. M.quote("{\n" .. cmd .. "\n} 2>&1")))
   local out = p:read("a")
   local ok = p:close()
   return ok == true, out
@@ -21,5 +21,23 @@ function M.lines(cmd)
 end
 
 function M.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+--- Pid of this (the test) process.
+function M.pid()
+  local f = assert(io.open("/proc/self/stat"))
+  local pid = f:read("a"):match("^(%d+)")
+  f:close()
+  return pid
+end
+
+--- Absolute path of the build directory under test (build/ or build-asan/).
+M.build = (function()
+  local b = os.getenv("SANDBOX_BUILD") or "build"
+  if b:sub(1, 1) == "/" then return b end
+  local p = assert(io.popen("pwd"))
+  local cwd = p:read("l")
+  p:close()
+  return cwd .. "/" .. b:gsub("^%./", "")
+end)()
 
 return M

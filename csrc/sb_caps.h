@@ -1,0 +1,10 @@
+/* What this kernel can enforce: sandbox.capabilities(). */
+#ifndef SB_CAPS_H
+#define SB_CAPS_H
+
+#include <lua.h>
+
+/* Push {openat2=, pidfd=, landlock_abi=, ...}; a lua_CFunction. */
+int sb_caps_push(lua_State *L);
+
+#endif
