@@ -3,6 +3,7 @@
 #   make test       the busted suite (what scripts/test.sh runs after set-up)
 #   make asan       the suite with AddressSanitizer + UBSan, leak detection on
 #   make valgrind   the suite under valgrind memcheck
+#   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make demo       the agent demo
 
 LUA      ?= lua5.4
@@ -26,7 +27,7 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all test asan valgrind demo clean
+.PHONY: all test asan valgrind demo race clean
 all: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
@@ -40,7 +41,7 @@ $(MODULE): $(OBJ)
 -include $(DEP)
 
 # C test hosts used by the specs
-TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock
+TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -llua5.4 -lm
@@ -52,7 +53,7 @@ test: $(MODULE) $(TESTBIN)
 ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
 asan:
 	$(MAKE) BUILD=build-asan all OPT=-O1 SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-	SANDBOX_BUILD=$(abspath build-asan) LD_PRELOAD=$(ASAN_LIB) \
+	SANDBOX_BUILD=$(abspath build-asan) LD_PRELOAD=$(ASAN_LIB) SANDBOX_LUA_PRELOAD=$(ASAN_LIB) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
 	LSAN_OPTIONS=suppressions=$(abspath spec/support/lsan.supp):print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -63,6 +64,11 @@ valgrind: $(MODULE) $(TESTBIN)
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 	  --suppressions=$(abspath spec/support/valgrind.supp) \
 	  $(BUSTED) $(BUSTED_ARGS)
+
+# The long rename-exchange race run (the suite runs a short one).
+RACE_ROUNDS ?= 20000
+race: $(MODULE) $(TESTBIN)
+	SANDBOX_RACE_ROUNDS=$(RACE_ROUNDS) $(BUSTED) spec/race_spec.lua
 
 demo: $(MODULE)
 	$(LUA) examples/agent.lua

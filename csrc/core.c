@@ -219,7 +219,7 @@ static int l_container(lua_State *L) {
   g->n = 0; /* from here the backend owns (and on failure closed) the fds */
   sb_err e;
   if (sb_rootfs_open(sb, &o, &e) != SB_OK) {
-    sb->closed = true;
+    sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
   }
   lua_pushstring(L, sb_rootfs_resolver(sb));

@@ -403,7 +403,7 @@ static int m_poll(lua_State *L) {
   return 1;
 }
 
-static void release(lua_State *L, sb_sandbox *sb) {
+void sb_lua_release(lua_State *L, sb_sandbox *sb) {
   if (sb->closed) return;
   sb->closed = true;
   if (sb->be && sb->be->close) sb->be->close(sb);
@@ -421,7 +421,7 @@ static void release(lua_State *L, sb_sandbox *sb) {
 }
 
 static int m_dispose(lua_State *L) {
-  release(L, sb_lua_check(L, 1));
+  sb_lua_release(L, sb_lua_check(L, 1));
   return 0;
 }
 

@@ -33,6 +33,8 @@ sb_sandbox *sb_lua_check_open(lua_State *L, int idx); /* ... or if disposed */
  * state into sb->impl afterwards; __gc releases whatever exists. */
 sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
                        const char *cwd, size_t cwdlen);
+/* Release everything the sandbox holds; idempotent (dispose, __gc). */
+void sb_lua_release(lua_State *L, sb_sandbox *sb);
 /* Add a field visible as sb.<name> (value on top of the stack, popped). */
 void sb_lua_setfield(lua_State *L, int ud_idx, const char *name);
 

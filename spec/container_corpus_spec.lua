@@ -230,7 +230,7 @@ for _, be in ipairs(backends.containers()) do
           end
           print("fd", select(3, sb:read_file("proc/self/fd/0")))
           print("exe", select(3, sb:write_file("proc/self/exe", "x")))'
-      ]]):format(r, r, be.resolver, "lua5.4", build, r)
+      ]]):format(r, r, be.resolver, sh.lua(), build, r)
       local ok, out = sh.run("unshare -m sh -c " .. sh.quote(script))
       assert.is_true(ok, out)
       assert.matches("proc/self/root/etc/passwd\tELOOP", out)
@@ -291,5 +291,20 @@ describe("ContainerSandbox construction", function()
     assert.is_boolean(caps.openat2)
     assert.is_boolean(caps.pidfd)
     assert.is_true(caps.landlock_abi == false or math.type(caps.landlock_abi) == "integer")
+  end)
+end)
+
+describe("ContainerSandbox failure paths", function()
+  it("a resolver that cannot be set up returns an error and frees everything", function()
+    local d = backends.tmpdir("fail")
+    local script = ([[SANDBOX_RESOLVER=bogus %s -e '
+      package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+      package.cpath = "%s/?.so;" .. package.cpath
+      local s = require("sandbox")
+      for i = 1, 3 do print(select(3, s.container { base_dir = "%s", rules = { deny = { "x" } } })) end
+      collectgarbage()']]):format(sh.lua(true), sh.build, d)
+    local ok, out = sh.run(script)
+    assert.is_true(ok, out)
+    assert.equal("EINVAL\nEINVAL\nEINVAL\n", out)
   end)
 end)

@@ -5,6 +5,11 @@ local M = {}
 
 local CLEAN = "env -u LD_PRELOAD -u ASAN_OPTIONS -u LSAN_OPTIONS -u UBSAN_OPTIONS "
 
+--- io.popen with the clean environment (for a command running alongside).
+function M.popen(cmd)
+  return assert(io.popen(CLEAN .. "sh -c " .. M.quote(cmd)))
+end
+
 function M.run(cmd)
   local p = assert(io.popen(CLEAN .. "sh -c " .. M.quote("{\n" .. cmd .. "\n} 2>&1")))
   local out = p:read("a")
@@ -21,6 +26,21 @@ function M.lines(cmd)
 end
 
 function M.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+--- Command prefix that runs a child lua5.4 loading the module under test
+--- the way this suite does (with the ASan runtime preloaded in `make asan`).
+--- With check_leaks, leaks of the child fail it (ASan builds) or are
+--- reported by valgrind when that is installed.
+function M.lua(check_leaks)
+  local pre = os.getenv("SANDBOX_LUA_PRELOAD")
+  if pre and pre ~= "" then
+    return ("env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=%d lua5.4"):format(pre, check_leaks and 1 or 0)
+  end
+  if check_leaks and M.run("command -v valgrind") then
+    return "valgrind -q --log-file=/dev/null --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 lua5.4"
+  end
+  return "lua5.4"
+end
 
 --- Pid of this (the test) process.
 function M.pid()

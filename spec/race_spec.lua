@@ -1,0 +1,139 @@
+-- Rename-exchange races (reference/paths.md §4): an attacker process swaps
+-- directories with symlinks pointing out, and moves subtrees out of the root,
+-- while the sandbox reads, writes, lists and removes. Zero escapes allowed,
+-- on both resolvers. SANDBOX_RACE_ROUNDS sets the rounds (make race: many).
+local sandbox = require "sandbox"
+local backends = require "support.backends"
+local sh = require "support.sh"
+
+local ROUNDS = tonumber(os.getenv("SANDBOX_RACE_ROUNDS")) or 1500
+local SECRET = "OUTSIDE-SECRET"
+
+local function start_swapper(a, b, out)
+  local lines = sh.lines(("%s/test/swapper %s %s 600 %s >%s 2>&1 & echo $!")
+    :format(sh.build, sh.quote(a), sh.quote(b), sh.pid(), sh.quote(out)))
+  return lines[1]
+end
+
+local function stop_swapper(pid, out)
+  sh.run(("kill -TERM %s; while kill -0 %s 2>/dev/null; do sleep 0.01; done"):format(pid, pid))
+  local f = assert(io.open(out))
+  local n = tonumber(f:read("a"):match("%d+")) or 0
+  f:close()
+  return n
+end
+
+local function setup(script)
+  local w = backends.tmpdir("race")
+  local ok, out = sh.run(("set -e; cd %s; %s"):format(sh.quote(w), script))
+  assert(ok, out)
+  return w
+end
+
+local function report(name, stats)
+  io.write(("\n  race %-42s %6d rounds %9d swaps %6d ok %6d refused %d escapes"):format(
+    name, stats.rounds, stats.swaps, stats.ok, stats.err, stats.escapes))
+end
+
+local scenarios = {
+  {
+    name = "dir <-> absolute symlink out",
+    setup = [[
+      mkdir -p outside/etc R/d/etc
+      printf OUTSIDE-SECRET > outside/etc/passwd; printf o > outside/etc/outside.txt
+      printf keep > outside/victim
+      printf inside > R/d/etc/passwd; printf i > R/d/etc/inside.txt
+      ln -s "$PWD/outside" R/s
+    ]],
+    swap = { "R/d", "R/s" },
+    round = function(sb, i, st)
+      local v = sb:read_file("d/etc/passwd")
+      if v == SECRET then st.escapes = st.escapes + 1 end
+      if v then st.ok = st.ok + 1 else st.err = st.err + 1 end
+      local list = sb:readdir("d/etc")
+      for _, e in ipairs(list or {}) do
+        if e.name == "outside.txt" then st.escapes = st.escapes + 1 end
+      end
+      sb:write_file("d/new" .. (i % 50), "x")
+      sb:write_file("d/victim", "x")
+      sb:remove("d/victim")
+      sb:stat("d/etc/passwd")
+    end,
+    check = function(w)
+      local ok, out = sh.run(("cd %s/outside && ls && cat victim"):format(sh.quote(w)))
+      assert(ok, out)
+      assert.equal("etc\nvictim\nkeep", out, "files appeared or vanished outside")
+    end,
+  },
+  {
+    name = "subtree moved out during '..' walks",
+    setup = [[
+      mkdir -p R/a/b/c park/b/c
+      printf public > R/secret; printf OUTSIDE-SECRET > secret
+    ]],
+    swap = { "R/a/b", "park/b" },
+    round = function(sb, i, st)
+      for _, p in ipairs { "a/b/c/../../../secret", "a/b/c/../c/../c/../../../secret" } do
+        local v = sb:read_file(p)
+        if v == SECRET then st.escapes = st.escapes + 1 end
+        if v then st.ok = st.ok + 1 else st.err = st.err + 1 end
+      end
+      sb:write_file("a/b/c/../../../w" .. (i % 20), "x")
+      sb:mkdir("a/b/c/../../../m" .. (i % 20))
+    end,
+    check = function(w)
+      local ok, out = sh.run(("cd %s && ls && cat secret"):format(sh.quote(w)))
+      assert(ok, out)
+      assert.equal("R\npark\nsecret\n" .. SECRET, out, "files appeared outside")
+    end,
+  },
+  {
+    name = "recursive remove, a subdir swapped for a link out",
+    setup = [[
+      mkdir -p outside R/t/sub
+      printf keep > outside/keep; printf keep > outside/also
+      ln -s "$PWD/outside" R/lnk
+    ]],
+    swap = { "R/t/sub", "R/lnk" },
+    round = function(sb, i, st)
+      sb:mkdir("t/sub")
+      sb:write_file("t/sub/keep", "inside")
+      sb:write_file("t/f", "x")
+      local ok = sb:remove("t", { recursive = true })
+      if ok then st.ok = st.ok + 1 else st.err = st.err + 1 end
+    end,
+    check = function(w)
+      local ok, out = sh.run(("cd %s/outside && ls && cat keep also"):format(sh.quote(w)))
+      assert(ok, out)
+      assert.equal("also\nkeep\nkeepkeep", out, "files outside were removed")
+    end,
+  },
+}
+
+for _, be in ipairs(backends.containers()) do
+  describe("rename-exchange races, " .. be.name .. ":", function()
+    for _, sc in ipairs(scenarios) do
+      it(sc.name .. " - zero escapes", function()
+        local w = setup(sc.setup)
+        local sb = assert(sandbox.container { base_dir = w .. "/R", resolver = be.resolver })
+        local out = backends.tmpdir("swaps") .. "/count"
+        local pid = start_swapper(w .. "/" .. sc.swap[1], w .. "/" .. sc.swap[2], out)
+        local st = { rounds = 0, ok = 0, err = 0, escapes = 0 }
+        local ok, err = pcall(function()
+          for i = 1, ROUNDS do
+            sc.round(sb, i, st)
+            st.rounds = i
+          end
+        end)
+        st.swaps = stop_swapper(pid, out)
+        sb:dispose()
+        report(sc.name .. " (" .. be.resolver .. ")", st)
+        assert(ok, err)
+        assert.equal(0, st.escapes)
+        assert.is_true(st.swaps > 0, "the attacker never ran")
+        assert.is_true(st.ok > 0, "no operation succeeded: the race was not exercised")
+        sc.check(w)
+      end)
+    end
+  end)
+end
