@@ -22,10 +22,15 @@ build = {
   type = "builtin",
   modules = {
     ["sandbox"] = "lua/sandbox/init.lua",
+    ["sandbox.exec"] = "lua/sandbox/exec.lua",
     ["sandbox.options"] = "lua/sandbox/options.lua",
     ["sandbox.core"] = {
       sources = {
         "csrc/core.c",
+        "csrc/exec_cgroup.c",
+        "csrc/exec_outbuf.c",
+        "csrc/exec_proc.c",
+        "csrc/exec_spawn.c",
         "csrc/resolve.c",
         "csrc/rootfs.c",
         "csrc/sb_caps.c",
@@ -33,6 +38,7 @@ build = {
         "csrc/sb_err.c",
         "csrc/sb_glob.c",
         "csrc/sb_lua.c",
+        "csrc/sb_lua_exec.c",
         "csrc/sb_lua_search.c",
         "csrc/sb_mem.c",
         "csrc/sb_path.c",
@@ -40,7 +46,7 @@ build = {
         "csrc/vfs.c",
       },
       defines = { "_GNU_SOURCE" },
-      libraries = { "uv" },
+      libraries = { "uv", "pthread" },
       incdirs = { "csrc", "$(LIBUV_INCDIR)", "$(UTHASH_INCDIR)" },
       libdirs = { "$(LIBUV_LIBDIR)" },
     },

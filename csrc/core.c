@@ -16,6 +16,7 @@
 #include "sb_caps.h"
 #include "sb_glob.h"
 #include "sb_lua.h"
+#include "sb_lua_exec.h"
 #include "vfs.h"
 
 void sb_lua_push_methods(lua_State *L);
@@ -222,6 +223,22 @@ static int l_container(lua_State *L) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
   }
+  lua_getfield(L, 1, "exec");
+  bool exec = lua_isnil(L, -1) || lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (exec) {
+    sb_lua_exec_opts xo = {.grace = 2, .drain = 2, .max_output = 1 << 20, .max_background = 3,
+                           .cgroup = true};
+    if (lua_getfield(L, 1, "kill_grace") == LUA_TNUMBER) xo.grace = lua_tonumber(L, -1);
+    if (lua_getfield(L, 1, "max_output_bytes") == LUA_TNUMBER)
+      xo.max_output = (size_t)lua_tointeger(L, -1);
+    if (lua_getfield(L, 1, "max_background_processes") == LUA_TNUMBER)
+      xo.max_background = (int)lua_tointeger(L, -1);
+    lua_pop(L, 3);
+    sb_lua_exec_attach(L, sb, &xo);
+    lua_pushboolean(L, 1);
+    sb_lua_setfield(L, ud, "has_exec");
+  }
   lua_pushstring(L, sb_rootfs_resolver(sb));
   sb_lua_setfield(L, ud, "resolver");
   lua_pushstring(L, mode);
@@ -266,6 +283,20 @@ static int l_glob_match(lua_State *L) {
   return 1;
 }
 
+/* core.environ(): the host environment as a table (for inherit_env). */
+static int l_environ(lua_State *L) {
+  extern char **environ;
+  lua_newtable(L);
+  for (char **e = environ; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    if (!eq || eq == *e) continue;
+    lua_pushlstring(L, *e, (size_t)(eq - *e));
+    lua_pushstring(L, eq + 1);
+    lua_rawset(L, -3);
+  }
+  return 1;
+}
+
 static int l_codes(lua_State *L) {
   lua_createtable(L, SB_NCODES - 1, 0);
   for (int c = 1; c < SB_NCODES; c++) {
@@ -285,8 +316,10 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
                                  {"codes", l_codes},
                                  {"glob_match", l_glob_match},
                                  {"clock", l_clock},
+                                 {"environ", l_environ},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
+  sb_lua_exec_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -2,6 +2,7 @@
  * every backend. Each method: front door -> policy -> backend -> push ->
  * audit. Misuse raises; environmental failures return nil, msg, code. */
 #include "sb_lua.h"
+#include "sb_lua_exec.h"
 
 #include <string.h>
 #include <time.h>
@@ -143,7 +144,7 @@ int sb_lua_fail(lua_State *L, sb_sandbox *sb, sb_op *op) {
   const char *p;
   size_t n;
   op_path(op, &p, &n);
-  sb_push_err(L, &op->e, p, n);
+  sb_push_err(L, &op->e, op->no_path ? NULL : p, n);
   audit(L, sb, op, false, -1);
   return 3;
 }
@@ -167,7 +168,7 @@ static const char *type_name(int t) {
   sb_op var##_storage;                                                           \
   sb_op *var = &var##_storage;                                                   \
   var->name = nm;                                                                \
-  var->parsed = var->show_raw = false
+  var->parsed = var->show_raw = var->no_path = false
 
 static int m_read_file(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
@@ -390,22 +391,10 @@ static int m_exec_unsupported(lua_State *L) {
   return sb_push_err(L, &e, NULL, 0);
 }
 
-static int m_processes(lua_State *L) {
-  sb_lua_check_open(L, 1);
-  lua_newtable(L);
-  return 1;
-}
-
-static int m_poll(lua_State *L) {
-  sb_lua_check_open(L, 1);
-  luaL_optnumber(L, 2, 0);
-  lua_pushinteger(L, 0);
-  return 1;
-}
-
 void sb_lua_release(lua_State *L, sb_sandbox *sb) {
   if (sb->closed) return;
   sb->closed = true;
+  sb_lua_exec_close(L, sb); /* commands first: they run in the tree */
   if (sb->be && sb->be->close) sb->be->close(sb);
   sb_policy_free(&sb->policy, &sb->mem);
   sb_buf_free(&sb->mem, &sb->scratch);
@@ -438,7 +427,7 @@ static const luaL_Reg methods[] = {
     {"readdir", m_readdir},     {"mkdir", m_mkdir},
     {"remove", m_remove},       {"rename", m_rename},
     {"exec", m_exec_unsupported}, {"exec_shell", m_exec_unsupported},
-    {"processes", m_processes}, {"poll", m_poll},
+    {"processes", sb_lua_exec_processes}, {"poll", sb_lua_exec_poll},
     {"dispose", m_dispose},     {"close", m_dispose},
     {NULL, NULL}};
 

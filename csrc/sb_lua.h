@@ -15,6 +15,7 @@ typedef struct sb_op {
   sb_path p;
   bool parsed;
   bool show_raw;   /* report raw (a glob pattern) rather than p */
+  bool no_path;    /* the failure is not about a path: message without one */
   const char *raw; /* the agent's string, for audit when parsing failed */
   size_t rawlen;
 } sb_op;

@@ -211,7 +211,7 @@ static int m_glob(lua_State *L) {
   sb_lua_check_opts(L, 3, "glob", glob_opts);
   sb_op opst, *op = &opst;
   op->name = "glob";
-  op->parsed = false;
+  op->parsed = op->no_path = false;
   op->show_raw = true;
   op->raw = lua_tolstring(L, 2, &op->rawlen);
   char pat[SB_PATH_MAX + 1];
@@ -344,7 +344,7 @@ static int m_grep(lua_State *L) {
   const char *dir = sb_lua_opt_str(L, 3, "path", &dlen);
   sb_op opst, *op = &opst;
   op->name = "grep";
-  op->parsed = op->show_raw = false;
+  op->parsed = op->show_raw = op->no_path = false;
   op->raw = dir ? dir : ".";
   op->rawlen = dir ? dlen : 1;
   char fpat[SB_PATH_MAX + 1];
@@ -412,7 +412,7 @@ static int m_snapshot(lua_State *L) {
   sb_op opst, *op = &opst;
   op->name = "snapshot";
   op->parsed = true;
-  op->show_raw = false;
+  op->show_raw = op->no_path = false;
   search s = {.sb = sb, .e = &op->e, .max = SIZE_MAX,
               .max_bytes = mb < 0 ? 0 : (uint64_t)mb,
               .empty_dirs = sb_lua_opt_bool(L, 2, "directories", false)};

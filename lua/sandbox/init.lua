@@ -7,6 +7,12 @@
 -- layer checks option tables strictly and adds what is better written in Lua.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
+local exec = require "sandbox.exec"
+
+-- Methods written in Lua join the C ones (one method table, every backend).
+local methods = core.methods()
+methods.exec = exec.exec
+methods.exec_shell = exec.exec_shell
 
 local M = {
   version = core.version,
@@ -21,7 +27,11 @@ end
 --- A ContainerSandbox: a real directory, every operation bound to its root
 --- fd. Returns nil, msg, code when the root cannot be opened.
 function M.container(opts)
-  return core.container(options.check("sandbox.container", opts, options.container))
+  local o = options.check("sandbox.container", opts, options.container)
+  local sb, msg, code = core.container(o)
+  if not sb then return nil, msg, code end
+  if sb.has_exec then exec.attach(sb, o) end
+  return sb
 end
 
 --- What this kernel can enforce: {openat2, pidfd, landlock_abi, ...}.

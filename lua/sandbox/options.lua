@@ -60,6 +60,7 @@ local function suggest(key, schema)
 end
 
 local checkers = {}
+M.checkers = checkers
 
 function checkers.boolean(v)
   if type(v) ~= "boolean" then return nil, "must be a boolean" end
@@ -227,6 +228,11 @@ M.virtual = with_shared {
   max_files = "count",
 }
 
+function checkers.positive(v)
+  if math_type(v) ~= "integer" or v < 1 then return nil, "must be a positive integer" end
+  return v
+end
+
 M.container = with_shared {
   _required = { base_dir = true },
   base_dir = "dir",
@@ -235,6 +241,14 @@ M.container = with_shared {
   read_roots = "dirs",
   max_disk_usage = "size",
   resolver = "resolver",
+  exec = "boolean",
+  exec_timeout = "seconds",
+  env = "env",
+  inherit_env = "boolean",
+  max_background_processes = "positive",
+  max_output_bytes = "size",
+  allow_shell = "boolean",
+  kill_grace = "seconds",
 }
 
 return M

@@ -1,0 +1,66 @@
+/* Spawning a command: clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD), the
+ * mechanism posix_spawn uses (no copy of the host's address space: a host
+ * with a 1 GiB heap spawns as fast as a small one), with room for the steps
+ * posix_spawn cannot take before execve: joining a cgroup, resource limits,
+ * namespaces, Landlock, dropping privileges. The child's exit signal is 0, so
+ * a host that ignores SIGCHLD or reaps with waitpid(-1) never steals it; it
+ * is reaped through its pidfd. */
+#ifndef SB_EXEC_SPAWN_H
+#define SB_EXEC_SPAWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* Steps the child applies to itself, in this order, before execve. Filled by
+ * the confinement layer; all optional. */
+typedef struct sb_confine_steps {
+  int cgroup_procs_fd; /* write "0" here to join a cgroup; -1 = none */
+  int nrlimits;
+  struct {
+    int resource;
+    struct rlimit lim;
+  } rlimits[8];
+  bool new_netns;        /* unshare(CLONE_NEWNET) */
+  bool new_userns;       /* with the netns, when not privileged */
+  uid_t map_uid;         /* identity inside the new user namespace */
+  gid_t map_gid;
+  bool drop_user;        /* setgroups(0), setgid, setuid */
+  uid_t uid;
+  gid_t gid;
+  bool no_new_privs;
+  int landlock_ruleset_fd; /* landlock_restrict_self(fd, flags); -1 = none */
+  unsigned landlock_flags;
+} sb_confine_steps;
+
+typedef struct sb_spawn_req {
+  const char *file;  /* argv[0]: with a '/', used as is; else searched in PATH */
+  char *const *argv;
+  char *const *envp; /* the child's whole environment */
+  const char *path;  /* PATH for the search (from envp), NULL = default */
+  int cwd_fd;        /* the child starts here (fchdir), -1 = inherit */
+  int stdin_fd, stdout_fd, stderr_fd; /* child ends of the pipes */
+  const sb_confine_steps *steps;      /* NULL = none */
+  void *stack;       /* child stack, SB_SPAWN_STACK bytes, reused by the caller */
+  bool no_pidfd;     /* test switch: spawn without CLONE_PIDFD */
+} sb_spawn_req;
+
+#define SB_SPAWN_STACK (64 * 1024)
+
+typedef struct sb_spawn_res {
+  pid_t pid;
+  int pidfd;       /* -1 when spawned without one */
+  int err;         /* errno of a failed step (0 = the command runs) */
+  const char *step; /* which step failed: "exec", "cwd", "landlock", ... */
+} sb_spawn_res;
+
+/* Returns 0 with res->pid set, or -1 with res->err/step (the child, if one
+ * was created, is already reaped). Async-signal-safe in the child. */
+int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res);
+
+/* Reap the exited child without blocking: 1 reaped (status as for waitpid),
+ * 0 still running, -1 error. */
+int sb_spawn_reap(pid_t pid, int pidfd, int *status);
+
+#endif

@@ -1,0 +1,469 @@
+-- Command execution (SPEC §5): results, streams, timeouts that kill whole
+-- trees, background handles, output caps, hygiene. Security-relevant tests
+-- assert what did not happen: no process, zombie or fd left behind.
+local sandbox = require "sandbox"
+local backends = require "support.backends"
+local sh = require "support.sh"
+local procs = require "support.procs"
+
+local function code_of(...) return select(3, ...) end
+
+local function new(opts)
+  opts = opts or {}
+  opts.base_dir = opts.base_dir or backends.tmpdir("exec")
+  return assert(sandbox.container(opts))
+end
+
+local function fd_count()
+  collectgarbage()
+  collectgarbage()
+  local n = 0
+  local p = sh.popen("ls /proc/" .. sh.pid() .. "/fd")
+  for _ in p:lines() do n = n + 1 end
+  p:close()
+  return n - 1 -- the pipe of this very listing
+end
+
+local function assert_gone(marker)
+  local live = procs.find(marker)
+  assert.same({}, live, "processes of the tree survived: " .. marker)
+end
+
+describe("exec", function()
+  local sb
+  before_each(function() sb = new { kill_grace = 0.3 } end)
+  after_each(function() if sb then sb:dispose() end end)
+
+  describe("results", function()
+    it("returns the SPEC result table", function()
+      local r = assert(sb:exec("echo", { "hello", "world" }))
+      assert.same({ 0, false, "hello world\n", "", false, 0 },
+        { r.exit_code, r.timed_out, r.stdout, r.stderr, r.truncated, r.dropped_bytes })
+      assert.is_nil(r.signal)
+      assert.is_number(r.duration)
+      assert.is_true(r.pid > 1)
+    end)
+
+    local codes = {
+      { "exit 0", 0 }, { "exit 3", 3 }, { "exit 255", 255 },
+      { "kill -TERM $$", 143, "SIGTERM" }, { "kill -KILL $$", 137, "SIGKILL" },
+      { "kill -INT $$", 130, "SIGINT" }, { "kill -SEGV $$", 139, "SIGSEGV" },
+    }
+    for _, c in ipairs(codes) do
+      it(("reports %q as exit_code %d"):format(c[1], c[2]), function()
+        local r = assert(sb:exec("sh", { "-c", c[1] }))
+        assert.equal(c[2], r.exit_code)
+        assert.equal(c[3], r.signal)
+        assert.is_false(r.timed_out)
+      end)
+    end
+
+    it("passes argv as is: no shell, no word splitting, no globbing", function()
+      local r = assert(sb:exec("printf", { "[%s]", "a b", "*", "$HOME", "'q'" }))
+      assert.equal("[a b][*][$HOME]['q']", r.stdout)
+    end)
+
+    it("round-trips stdin and binary output", function()
+      local blob = {}
+      for i = 0, 255 do blob[#blob + 1] = string.char(i) end
+      blob = table.concat(blob):rep(300)
+      local r = assert(sb:exec("cat", {}, { stdin = blob }))
+      assert.equal(#blob, #r.stdout)
+      assert.equal(blob, r.stdout)
+    end)
+
+    it("gives a foreground command an empty stdin (it never waits for input)", function()
+      local r = assert(sb:exec("cat", {}, { timeout = 5 }))
+      assert.same({ 0, "", false }, { r.exit_code, r.stdout, r.timed_out })
+    end)
+
+    it("separates stdout and stderr", function()
+      local r = assert(sb:exec("sh", { "-c", "echo out; echo err >&2" }))
+      assert.same({ "out\n", "err\n" }, { r.stdout, r.stderr })
+    end)
+
+    it("runs in cwd, an agent path resolved beneath the root", function()
+      assert(sb:mkdir("sub/dir"))
+      local r = assert(sb:exec("pwd", {}, { cwd = "sub/dir" }))
+      assert.equal(sb.cwd .. "/sub/dir\n", r.stdout)
+      assert.equal(sb.cwd .. "\n", assert(sb:exec("pwd")).stdout)
+      assert.equal("ENOENT", code_of(sb:exec("pwd", {}, { cwd = "missing" })))
+      assert.equal("EESCAPE", code_of(sb:exec("pwd", {}, { cwd = "../.." })))
+      assert(sb:write_file("f", "x"))
+      assert.equal("ENOTDIR", code_of(sb:exec("pwd", {}, { cwd = "f" })))
+    end)
+
+    it("refuses a cwd reached through a symlink out of the root", function()
+      sh.run(("ln -s /etc %s/etc && ln -s .. %s/up && mkdir %s/d && ln -s d %s/dl"):format(
+        sb.cwd, sb.cwd, sb.cwd, sb.cwd))
+      assert.equal("EESCAPE", code_of(sb:exec("pwd", {}, { cwd = "etc/ssl" })))
+      assert.equal("EESCAPE", code_of(sb:exec("pwd", {}, { cwd = "up/tmp" })))
+      assert.equal("ENOTDIR", code_of(sb:exec("pwd", {}, { cwd = "etc" }))) -- final links: never followed
+      sb:mkdir("d/sub")
+      assert.equal(sb.cwd .. "/d/sub\n", assert(sb:exec("pwd", {}, { cwd = "dl/sub" })).stdout)
+    end)
+
+    it("looks a command up in the child's PATH", function()
+      sb:write_file("bin/hello", "#!/bin/sh\necho from-path\n")
+      sh.run(("chmod +x %s/bin/hello"):format(sb.cwd))
+      assert.equal("ENOENT", code_of(sb:exec("hello")))
+      local r = assert(sb:exec("hello", {}, { env = { PATH = sb.cwd .. "/bin:/usr/bin:/bin" } }))
+      assert.equal("from-path\n", r.stdout)
+    end)
+
+    it("reports spawn failures as nil, msg, code, not as exit codes", function()
+      local v, msg, code = sb:exec("no-such-command-xyz")
+      assert.is_nil(v)
+      assert.equal("ENOENT", code)
+      assert.equal("ENOENT: command not found: no-such-command-xyz", msg)
+      sb:write_file("noexec.sh", "#!/bin/sh\n")
+      assert.equal("EACCES", code_of(sb:exec(sb.cwd .. "/noexec.sh")))
+      assert.equal("EACCES", code_of(sb:exec("/etc")))
+      assert.equal("EINVAL", code_of(sb:exec("")))
+    end)
+
+    it("raises on misuse", function()
+      assert.has_error(function() sb:exec(42) end, "exec: cmd must be a string")
+      assert.has_error(function() sb:exec("ls", "-la") end, "exec: args must be an array of strings")
+      assert.has_error(function() sb:exec("ls", { 1 }) end, "exec: args[1] must be a string")
+      assert.has_error(function() sb:exec("ls", {}, { timout = 1 }) end)
+      assert.has_error(function() sb:exec("ls", {}, { env = { A = 1 } }) end)
+      assert.has_error(function() sb:exec("ls", { "a\0b" }) end)
+    end)
+  end)
+
+  describe("the shell", function()
+    it("is refused unless allowed", function()
+      local v, msg, code = sb:exec_shell("echo hi")
+      assert.is_nil(v)
+      assert.equal("EACCES", code)
+      assert.matches("allow_shell", msg)
+    end)
+
+    it("runs /bin/sh -c with allow_shell, per call or per sandbox", function()
+      assert.equal("hi\n", assert(sb:exec_shell("echo hi | cat", { allow_shell = true })).stdout)
+      local s2 = new { allow_shell = true }
+      assert.equal("3\n", assert(s2:exec_shell("echo $((1 + 2))")).stdout)
+      s2:dispose()
+    end)
+  end)
+
+  describe("environment", function()
+    it("gives children only PATH, HOME, LANG, TERM, NO_COLOR, PAGER and the configured ones", function()
+      local s2 = new { env = { FOO = "bar" } }
+      local r = assert(s2:exec("env", {}, { env = { BAZ = "qux" } }))
+      local names = {}
+      for line in r.stdout:gmatch("[^\n]+") do names[#names + 1] = line:match("^([^=]+)") end
+      table.sort(names)
+      assert.same({ "BAZ", "FOO", "HOME", "LANG", "NO_COLOR", "PAGER", "PATH", "TERM" }, names)
+      assert.matches("HOME=" .. s2.cwd:gsub("%p", "%%%0") .. "\n", r.stdout)
+      s2:dispose()
+    end)
+
+    it("never passes a host secret on, even with inherit_env", function()
+      local script = ([[SECRET_TOKEN=s3cr3t MY_API_KEY=k3y VISIBLE=yes %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        local a = assert(s.container { base_dir = "%s" })
+        local b = assert(s.container { base_dir = "%s", inherit_env = true })
+        io.write(a:exec("env").stdout, "--\n", b:exec("env").stdout)']]):format(
+        sh.lua(), sh.build, sb.cwd, sb.cwd)
+      local ok, out = sh.run(script)
+      assert.is_true(ok, out)
+      assert.is_nil(out:find("s3cr3t", 1, true))
+      assert.is_nil(out:find("k3y", 1, true))
+      local plain, inherited = out:match("^(.-)%-%-\n(.*)$")
+      assert.is_nil(plain:find("VISIBLE", 1, true))
+      assert.matches("VISIBLE=yes", inherited)
+    end)
+  end)
+
+  describe("timeouts and kills", function()
+    it("kills a command at its timeout with SIGTERM and reports it", function()
+      local m = procs.marker()
+      local r = assert(sb:exec("sleep", { m }, { timeout = 0.3 }))
+      assert.same({ true, "SIGTERM", 143, "timeout" }, { r.timed_out, r.signal, r.exit_code, r.killed_by })
+      assert.is_true(r.duration >= 0.3 and r.duration < 3, r.duration)
+      assert_gone(m)
+    end)
+
+    it("kills the whole tree: sh -c 'sleep & wait'", function()
+      local m = procs.marker()
+      local r = assert(sb:exec("sh", { "-c", "sleep " .. m .. " & sleep " .. m .. " & wait" }, { timeout = 0.3 }))
+      assert.is_true(r.timed_out)
+      assert_gone(m)
+    end)
+
+    it("kills a setsid daemon that left the process group", function()
+      local m = procs.marker()
+      local r = assert(sb:exec("sh", { "-c", "setsid sleep " .. m .. " >/dev/null 2>&1 < /dev/null & sleep " .. m },
+        { timeout = 0.3 }))
+      assert.is_true(r.timed_out)
+      assert_gone(m)
+    end)
+
+    it("kills a double-forked daemon after a normal exit", function()
+      local m = procs.marker()
+      local r = assert(sb:exec("sh", { "-c", "(setsid sleep " .. m .. " >/dev/null 2>&1 &) ; echo started" }))
+      assert.same({ 0, "started\n", false }, { r.exit_code, r.stdout, r.timed_out })
+      assert_gone(m)
+    end)
+
+    it("escalates to SIGKILL for a process that ignores SIGTERM", function()
+      local m = procs.marker()
+      local r = assert(sb:exec("sh", { "-c", "trap '' TERM; sleep " .. m .. "; echo survived" }, { timeout = 0.2 }))
+      assert.is_true(r.timed_out)
+      assert.equal("SIGKILL", r.signal)
+      assert.equal(137, r.exit_code)
+      assert.is_true(r.duration >= 0.5 - 0.05, r.duration) -- timeout + kill_grace
+      assert_gone(m)
+    end)
+
+    it("does not hang when a grandchild keeps the output pipe open", function()
+      local m = procs.marker()
+      local s2 = new { kill_grace = 0.3 }
+      local r = assert(s2:exec("sh", { "-c", "sleep " .. m .. " & echo leader-done" }, { timeout = 20 }))
+      assert.same({ 0, "leader-done\n", false }, { r.exit_code, r.stdout, r.timed_out })
+      assert.is_true(r.output_incomplete)
+      assert.is_true(r.duration < 10, r.duration)
+      assert_gone(m)
+      s2:dispose()
+    end)
+
+    it("keeps partial output of a command that timed out", function()
+      local r = assert(sb:exec("sh", { "-c", "echo before; sleep 5; echo after" }, { timeout = 0.3 }))
+      assert.equal("before\n", r.stdout)
+      assert.is_true(r.timed_out)
+    end)
+  end)
+
+  describe("output caps", function()
+    it("keeps head and tail of long output, counts what was dropped, marks the cut", function()
+      local s2 = new { max_output_bytes = 1000 }
+      local r = assert(s2:exec("seq", { "1", "100000" }))
+      assert.is_true(r.truncated)
+      local total = #table.concat((function() local t = {} for i = 1, 100000 do t[i] = i .. "\n" end return t end)())
+      assert.equal(total - 1000, r.dropped_bytes)
+      assert.equal(r.dropped_bytes, r.stdout_dropped)
+      assert.equal("1\n2\n", r.stdout:sub(1, 4))
+      assert.equal("99999\n100000\n", r.stdout:sub(-13))
+      assert.matches("%[%.%.%. " .. (total - 1000) .. " bytes dropped %.%.%.%]", r.stdout)
+      s2:dispose()
+    end)
+
+    it("stays within its cap for 1 GiB of output", function()
+      local function rss()
+        local f = io.open("/proc/self/status")
+        local kb = f:read("a"):match("VmRSS:%s+(%d+)")
+        f:close()
+        return tonumber(kb) * 1024
+      end
+      local before = rss()
+      local r = assert(sb:exec("head", { "-c", "1073741824", "/dev/zero" }, { timeout = 60 }))
+      assert.same({ 0, false, true }, { r.exit_code, r.timed_out, r.truncated })
+      assert.equal(1073741824 - 1048576, r.dropped_bytes)
+      assert.is_true(#r.stdout < 1048576 + 100)
+      assert.is_true(rss() - before < 64 * 1048576, "memory grew by " .. (rss() - before))
+    end)
+  end)
+
+  describe("background handles", function()
+    it("start, stream, take stdin, and finish with a result", function()
+      local h = assert(sb:exec("cat", {}, { background = true }))
+      assert.is_true(h.pid > 1)
+      assert.equal(1, h.id)
+      assert.is_true(h:running())
+      assert.equal("", h:read("stdout"))
+      assert.is_true(h:write("ping\n"))
+      assert.equal("ping\n", h:read("stdout", 5))
+      h:close_stdin()
+      local r = assert(h:wait(5))
+      assert.same({ 0, "ping\n" }, { r.exit_code, r.stdout })
+      assert.is_nil(h:read("stdout"))
+      assert.is_false(h:running())
+    end)
+
+    it("wait with a timeout returns EAGAIN while running; kill ends the tree", function()
+      local m = procs.marker()
+      local h = assert(sb:exec("sh", { "-c", "sleep " .. m .. " & sleep " .. m }, { background = true }))
+      local v, msg, code = h:wait(0.1)
+      assert.is_nil(v)
+      assert.equal("EAGAIN", code)
+      assert.is_true(h:kill())
+      local r = assert(h:wait(5))
+      assert.same({ "SIGTERM", "kill", false }, { r.signal, r.killed_by, r.timed_out })
+      assert_gone(m)
+    end)
+
+    it("are listed by processes() and limited by max_background_processes", function()
+      local s2 = new { max_background_processes = 2 }
+      local a = assert(s2:exec("sleep", { "5" }, { background = true }))
+      local b = assert(s2:exec("sleep", { "5" }, { background = true }))
+      local v, msg, code = s2:exec("sleep", { "5" }, { background = true })
+      assert.is_nil(v)
+      assert.equal("EBUSY", code)
+      assert.matches("max_background_processes", msg)
+      local list = s2:processes()
+      assert.equal(2, #list)
+      assert.equal(a, list[1])
+      assert.equal(b, list[2])
+      a:kill("KILL")
+      assert(a:wait(5))
+      assert.same({ b }, s2:processes())
+      assert(s2:exec("true", {}, { background = true })):wait(5)
+      s2:dispose()
+    end)
+
+    it("call on_stdout, on_stderr and on_exit as things happen", function()
+      local out, err, res = {}, {}, nil
+      local h = assert(sb:exec("sh", { "-c", "echo a; echo b >&2; echo c" }, {
+        background = true,
+        on_stdout = function(c) out[#out + 1] = c end,
+        on_stderr = function(c) err[#err + 1] = c end,
+        on_exit = function(r) res = r end,
+      }))
+      local deadline = os.time() + 10
+      while not res and os.time() < deadline do sb:poll(0.1) end
+      assert.equal("a\nc\n", table.concat(out))
+      assert.equal("b\n", table.concat(err))
+      assert.equal(0, res.exit_code)
+      assert.equal(res, h:wait())
+    end)
+
+    it("raise a callback's error from the call that pumped the loop, and keep working", function()
+      local h = assert(sb:exec("echo", { "x" }, {
+        background = true, on_stdout = function() error("callback failed") end,
+      }))
+      assert.has_error(function() while h:running() do sb:poll(0.1) end end, "callback failed")
+      assert.equal(0, assert(h:wait(5)).exit_code)
+    end)
+
+    it("refuse to run the loop from inside a callback", function()
+      local inner
+      local h = assert(sb:exec("echo", { "x" }, {
+        background = true, on_stdout = function() inner = pcall(sb.exec, sb, "true") end,
+      }))
+      h:wait(5)
+      assert.is_false(inner)
+    end)
+
+    it("64 concurrent streaming processes lose no byte", function()
+      local s2 = new { max_background_processes = 64 }
+      local hs = {}
+      for i = 1, 64 do
+        hs[i] = assert(s2:exec("seq", { tostring(i * 1000) }, { background = true }))
+      end
+      local ok = true
+      for i, h in ipairs(hs) do
+        local r = assert(h:wait(30))
+        local want = {}
+        for n = 1, i * 1000 do want[n] = n .. "\n" end
+        if r.stdout ~= table.concat(want) then ok = false end
+      end
+      assert.is_true(ok)
+      s2:dispose()
+    end)
+  end)
+
+  describe("lifecycle and hygiene", function()
+    it("dispose kills and reaps live background processes", function()
+      local m = procs.marker()
+      local s2 = new { kill_grace = 0.2 }
+      local h = assert(s2:exec("sh", { "-c", "trap '' TERM; sleep " .. m .. " & sleep " .. m },
+        { background = true }))
+      s2:dispose()
+      assert_gone(m)
+      assert.same({}, procs.zombie_children(sh.pid()))
+      assert.is_false(h:running())
+      assert.has_error(function() h:write("x") end)
+    end)
+
+    it("garbage collection of a sandbox kills its processes", function()
+      local m = procs.marker()
+      do
+        local s2 = new { kill_grace = 0.2 }
+        assert(s2:exec("sleep", { m }, { background = true }))
+      end
+      collectgarbage()
+      collectgarbage()
+      assert_gone(m)
+    end)
+
+    it("<close> kills its processes", function()
+      local m = procs.marker()
+      do
+        local s2 <close> = new { kill_grace = 0.2 }
+        assert(s2:exec("sleep", { m }, { background = true }))
+      end
+      assert_gone(m)
+    end)
+
+    it("1000 sequential spawns leave no zombie and no extra fd", function()
+      assert(sb:exec("true")) -- the loop is created at the first command
+      local before = fd_count()
+      for _ = 1, 1000 do
+        local r = sb:exec("true")
+        assert(r and r.exit_code == 0)
+      end
+      assert.same({}, procs.zombie_children(sh.pid()))
+      assert.equal(before, fd_count())
+    end)
+
+    it("dispose closes every descriptor the runner opened (loop, pipes, cgroup)", function()
+      local before = fd_count()
+      local s2 = new()
+      assert(s2:exec("true"))
+      assert(s2:exec("sleep", { "5" }, { background = true }))
+      assert.is_true(fd_count() > before)
+      s2:dispose()
+      assert.equal(before, fd_count())
+    end)
+
+    it("no descriptor of the host reaches a child", function()
+      local r = assert(sb:exec("ls", { "/proc/self/fd" }))
+      assert.equal("0\n1\n2\n3\n", r.stdout) -- 3 is ls's own directory handle
+    end)
+
+    it("exec = false removes the ability to run commands", function()
+      local s2 = new { exec = false }
+      assert.is_false(s2.has_exec)
+      assert.equal("ENOTSUP", code_of(s2:exec("true")))
+      s2:dispose()
+    end)
+
+    it("audits commands, with the command never in the path field", function()
+      local log = {}
+      local s2 = new { audit = function(e) log[#log + 1] = e end }
+      s2:exec("true")
+      s2:exec("no-such-cmd")
+      assert.same({ "exec", true }, { log[1].op, log[1].ok })
+      assert.same({ "exec", false, "ENOENT" }, { log[2].op, log[2].ok, log[2].code })
+      s2:dispose()
+    end)
+  end)
+end)
+
+describe("exec without pidfd and without cgroup (forced fallbacks)", function()
+  for _, env in ipairs { "SANDBOX_NO_PIDFD=1", "SANDBOX_NO_CGROUP=1", "SANDBOX_NO_PIDFD=1 SANDBOX_NO_CGROUP=1" } do
+    it("runs, times out and kills the tree with " .. env, function()
+      local d = backends.tmpdir("fb")
+      local m = procs.marker()
+      local script = ([[%s %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require("sandbox").container { base_dir = "%s", kill_grace = 0.2 }
+        local r = s:exec("sh", { "-c", "echo hi; exit 4" })
+        print(r.stdout:sub(1, 2), r.exit_code)
+        r = s:exec("sh", { "-c", "sleep %s & sleep %s" }, { timeout = 0.3 })
+        print(r.timed_out, r.exit_code)
+        for i = 1, 200 do assert(s:exec("true").exit_code == 0) end
+        s:dispose()
+        print("done")']]):format(env, sh.lua(), sh.build, d, m, m)
+      local ok, out = sh.run(script)
+      assert.is_true(ok, out)
+      assert.equal("hi\t4\ntrue\t143\ndone\n", out)
+      assert_gone(m)
+    end)
+  end
+end)
