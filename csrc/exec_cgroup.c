@@ -64,7 +64,22 @@ fail:
   return false;
 }
 
+static void leaf_destroy(sb_cgroup_base *b, sb_cgroup *c) {
+  if (c->procs_fd >= 0) close(c->procs_fd);
+  if (c->events_fd >= 0) close(c->events_fd);
+  c->events_fd = -1;
+  if (c->dirfd >= 0) close(c->dirfd);
+  c->dirfd = c->procs_fd = -1;
+  /* a killed process leaves the cgroup a moment after it dies */
+  for (int i = 0; i < 200; i++) {
+    if (unlinkat(b->dirfd, c->name, AT_REMOVEDIR) == 0 || errno != EBUSY) return;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 void sb_cgroup_base_close(sb_cgroup_base *b) {
+  while (b->npool > 0) leaf_destroy(b, &b->pool[--b->npool]);
   if (b->dirfd >= 0) {
     close(b->dirfd);
     unlinkat(b->parentfd, b->name, AT_REMOVEDIR);
@@ -73,14 +88,22 @@ void sb_cgroup_base_close(sb_cgroup_base *b) {
   b->dirfd = b->parentfd = -1;
 }
 
-bool sb_cgroup_leaf_create(sb_cgroup_base *b, unsigned id, sb_cgroup *c) {
-  c->dirfd = c->procs_fd = -1;
+bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c) {
+  c->dirfd = c->procs_fd = c->events_fd = -1;
   if (b->dirfd < 0) return false;
-  snprintf(c->name, sizeof c->name, "cmd-%u", id);
+  if (b->npool > 0) {
+    *c = b->pool[--b->npool];
+    return true;
+  }
+  snprintf(c->name, sizeof c->name, "cmd-%u", ++b->next_leaf);
   if (mkdirat(b->dirfd, c->name, 0755) != 0 && errno != EEXIST) return false;
   c->dirfd = openat(b->dirfd, c->name, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (c->dirfd >= 0) c->procs_fd = openat(c->dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-  if (c->procs_fd < 0) {
+  if (c->dirfd >= 0) c->events_fd = openat(c->dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+  if (c->procs_fd < 0 || c->events_fd < 0) {
+    if (c->procs_fd >= 0) close(c->procs_fd);
+    if (c->events_fd >= 0) close(c->events_fd);
+    c->procs_fd = c->events_fd = -1;
     if (c->dirfd >= 0) close(c->dirfd);
     unlinkat(b->dirfd, c->name, AT_REMOVEDIR);
     c->dirfd = -1;
@@ -120,11 +143,9 @@ void sb_cgroup_signal(sb_cgroup *c, int sig) {
 }
 
 bool sb_cgroup_empty(sb_cgroup *c) {
-  int fd = open_in(c, "cgroup.events", O_RDONLY);
-  if (fd < 0) return true;
+  if (c->events_fd < 0) return true;
   char buf[256];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
+  ssize_t n = pread(c->events_fd, buf, sizeof buf - 1, 0);
   if (n <= 0) return true;
   buf[n] = '\0';
   return strstr(buf, "populated 0") != NULL;
@@ -132,13 +153,13 @@ bool sb_cgroup_empty(sb_cgroup *c) {
 
 void sb_cgroup_leaf_remove(sb_cgroup_base *b, sb_cgroup *c) {
   if (c->dirfd < 0) return;
-  if (c->procs_fd >= 0) close(c->procs_fd);
-  close(c->dirfd);
-  c->dirfd = c->procs_fd = -1;
-  /* a killed process leaves the cgroup a moment after it dies */
-  for (int i = 0; i < 200; i++) {
-    if (unlinkat(b->dirfd, c->name, AT_REMOVEDIR) == 0 || errno != EBUSY) return;
+  bool empty = sb_cgroup_empty(c);
+  for (int i = 0; i < 200 && !empty; i++) {
     struct timespec ts = {0, 5 * 1000 * 1000};
     nanosleep(&ts, NULL);
+    empty = sb_cgroup_empty(c);
   }
+  if (b->npool < SB_CGROUP_POOL && empty) b->pool[b->npool++] = *c;
+  else leaf_destroy(b, c);
+  c->dirfd = c->procs_fd = c->events_fd = -1;
 }

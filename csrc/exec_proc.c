@@ -14,7 +14,9 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-#define REAP_POLL_MS 10
+/* Without a pidfd the exit is polled: soon at first (most commands are
+ * short), backing off to REAP_POLL_MAX_MS. */
+#define REAP_POLL_MAX_MS 10
 
 static double mono(void) {
   struct timespec ts;
@@ -96,8 +98,10 @@ static void tree_signal(sb_proc *p, int sig) {
   kill(-p->pid, sig); /* the process group: the leader started a session */
 }
 
+/* Anything of the tree left? The cgroup holds every descendant (and no
+ * zombie); without one, the process group is all we can see. */
 static bool tree_alive(sb_proc *p) {
-  if (p->cg.dirfd >= 0 && !sb_cgroup_empty(&p->cg)) return true;
+  if (p->cg.dirfd >= 0) return !sb_cgroup_empty(&p->cg);
   return kill(-p->pid, 0) == 0;
 }
 
@@ -111,7 +115,7 @@ static void finish(sb_proc *p) {
   /* nothing of the command outlives it */
   if (tree_alive(p)) {
     tree_signal(p, SIGKILL);
-    for (int i = 0; i < 100 && kill(-p->pid, 0) == 0; i++) {
+    for (int i = 0; i < 100 && tree_alive(p); i++) {
       struct timespec ts = {0, 2 * 1000 * 1000};
       nanosleep(&ts, NULL);
     }
@@ -165,7 +169,14 @@ static void on_pidfd(uv_poll_t *h, int status, int events) {
   leader_exited(h->data);
 }
 
-static void on_reap_tick(uv_timer_t *t) { leader_exited(t->data); }
+static void on_reap_tick(uv_timer_t *t) {
+  sb_proc *p = t->data;
+  leader_exited(p);
+  if (!p->exited) {
+    uint64_t next = uv_timer_get_repeat(t) * 2;
+    uv_timer_set_repeat(t, next > REAP_POLL_MAX_MS ? REAP_POLL_MAX_MS : next);
+  }
+}
 
 /* ---- output ----------------------------------------------------------- */
 
@@ -337,23 +348,25 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   p->ex = ex;
   p->mem = *m;
   p->pidfd = -1;
-  p->cg.dirfd = p->cg.procs_fd = -1;
+  p->cg.dirfd = p->cg.procs_fd = p->cg.events_fd = -1;
   p->background = st->background;
   p->timeout = st->timeout;
   for (int k = 0; k < 2; k++) sb_outbuf_init(&p->cap[k], ex->cfg.max_output);
 
+  /* stdin: a pipe when there is input to give, /dev/null otherwise */
+  bool want_in = (st->stdin_data && st->stdin_len) || st->keep_stdin;
   int fds[6] = {-1, -1, -1, -1, -1, -1}; /* in r/w, out r/w, err r/w */
-  if (pipe2(fds, O_CLOEXEC) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
+  if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
     sb_fail_errno(e, errno);
     close_fds(fds, 6);
     sb_free(m, p, sizeof *p);
     return NULL;
   }
-  fds[0] = high_fd(fds[0]);
+  if (want_in) fds[0] = high_fd(fds[0]);
   fds[3] = high_fd(fds[3]);
   fds[5] = high_fd(fds[5]);
   p->id = ++ex->next_id;
-  if (st->cgroup) sb_cgroup_leaf_create(&ex->cg, p->id, &p->cg);
+  if (st->cgroup) sb_cgroup_leaf_create(&ex->cg, &p->cg);
 
   sb_confine_steps steps;
   if (st->spawn.steps) steps = *st->spawn.steps;
@@ -364,18 +377,18 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   steps.cgroup_procs_fd = p->cg.procs_fd;
   sb_spawn_req req = st->spawn;
   req.steps = &steps;
-  req.stdin_fd = fds[0];
+  req.stdin_fd = want_in ? fds[0] : ex->devnull;
   req.stdout_fd = fds[3];
   req.stderr_fd = fds[5];
   req.stack = ex->stack;
   req.no_pidfd = ex->no_pidfd;
   sb_spawn_res res;
   int rc = sb_spawn(&req, &res);
-  close(fds[0]);
+  if (want_in) close(fds[0]);
   close(fds[3]);
   close(fds[5]);
   if (rc != 0) {
-    close(fds[1]);
+    if (want_in) close(fds[1]);
     close(fds[2]);
     close(fds[4]);
     sb_cgroup_leaf_remove(&ex->cg, &p->cg);
@@ -388,18 +401,22 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   p->t0 = mono();
 
   uv_loop_t *loop = &ex->loop;
-  uv_pipe_init(loop, &p->in, 0);
   uv_pipe_init(loop, &p->out[0], 0);
   uv_pipe_init(loop, &p->out[1], 0);
-  uv_pipe_open(&p->in, fds[1]);
   uv_pipe_open(&p->out[0], fds[2]);
   uv_pipe_open(&p->out[1], fds[4]);
   uv_timer_init(loop, &p->t_timeout);
   uv_timer_init(loop, &p->t_kill);
   uv_timer_init(loop, &p->t_drain);
-  void *handles[] = {&p->in, &p->out[0], &p->out[1], &p->t_timeout, &p->t_kill, &p->t_drain};
+  void *handles[] = {&p->out[0], &p->out[1], &p->t_timeout, &p->t_kill, &p->t_drain};
   for (size_t i = 0; i < sizeof handles / sizeof *handles; i++) ((uv_handle_t *)handles[i])->data = p;
-  p->open_handles = 6;
+  p->open_handles = 5;
+  if (want_in) {
+    uv_pipe_init(loop, &p->in, 0);
+    uv_pipe_open(&p->in, fds[1]);
+    p->in.data = p;
+    p->open_handles++;
+  }
   if (p->pidfd >= 0) {
     uv_poll_init(loop, &p->exit_poll, p->pidfd);
     p->exit_poll.data = p;
@@ -409,15 +426,14 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
     uv_timer_init(loop, &p->t_reap);
     p->t_reap.data = p;
     p->open_handles++;
-    uv_timer_start(&p->t_reap, on_reap_tick, REAP_POLL_MS, REAP_POLL_MS);
+    uv_timer_start(&p->t_reap, on_reap_tick, 1, 1);
   }
   uv_read_start((uv_stream_t *)&p->out[0], on_alloc, on_read);
   uv_read_start((uv_stream_t *)&p->out[1], on_alloc, on_read);
   uv_update_time(loop); /* timers count from now, not from the last turn */
   if (st->timeout > 0) uv_timer_start(&p->t_timeout, on_timeout, ms(st->timeout), 0);
-  p->in_open = true;
+  p->in_open = want_in;
   if (st->stdin_data && st->stdin_len) write_stdin(p, st->stdin_data, st->stdin_len, !st->keep_stdin);
-  else if (!st->keep_stdin) sb_proc_close_stdin(p);
   p->next = ex->procs;
   ex->procs = p;
   return p;
@@ -480,6 +496,13 @@ int sb_exec_init(sb_exec *ex, const sb_mem *m, const sb_exec_config *cfg, sb_err
     sb_fail(e, SB_ENOSPC, "cannot allocate a spawn stack");
     return -1;
   }
+  ex->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (ex->devnull < 0) {
+    munmap(ex->stack, SB_SPAWN_STACK);
+    uv_loop_close(&ex->loop);
+    sb_fail_errno(e, errno);
+    return -1;
+  }
   uv_timer_init(&ex->loop, &ex->wait_timer);
   sb_cgroup_base_open(&ex->cg, ex);
   return 0;
@@ -510,5 +533,6 @@ void sb_exec_close(sb_exec *ex) {
   ex->procs = NULL;
   munmap(ex->stack, SB_SPAWN_STACK);
   ex->stack = NULL;
+  close(ex->devnull);
   sb_cgroup_base_close(&ex->cg);
 }

@@ -46,6 +46,7 @@ struct sb_exec {
   sb_proc *procs;
   unsigned next_id;
   void *stack; /* the child stack for sb_spawn, reused */
+  int devnull; /* stdin of commands given no input */
   char readbuf[64 * 1024];
   sb_cgroup_base cg;
   bool no_pidfd; /* test switch: watch exits by polling */

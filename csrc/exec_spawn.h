@@ -2,9 +2,10 @@
  * mechanism posix_spawn uses (no copy of the host's address space: a host
  * with a 1 GiB heap spawns as fast as a small one), with room for the steps
  * posix_spawn cannot take before execve: joining a cgroup, resource limits,
- * namespaces, Landlock, dropping privileges. The child's exit signal is 0, so
- * a host that ignores SIGCHLD or reaps with waitpid(-1) never steals it; it
- * is reaped through its pidfd. */
+ * namespaces, Landlock, dropping privileges. The child is watched and reaped
+ * through its pidfd. (The kernel resets the exit signal to SIGCHLD at execve:
+ * a host that sets SIGCHLD to SIG_IGN, or reaps every child with
+ * waitpid(-1), takes the exit status away; the exit is still seen.) */
 #ifndef SB_EXEC_SPAWN_H
 #define SB_EXEC_SPAWN_H
 

@@ -87,7 +87,9 @@ static void push_result(lua_State *L, sb_proc *p) {
   lua_createtable(L, 0, 16);
   int st = p->status;
   char nm[32];
-  if (st == -1) {
+  if (st == -1) { /* the host reaped it (SIGCHLD ignored, or waitpid(-1)) */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "status_lost");
     lua_pushinteger(L, -1);
   } else if (WIFEXITED(st)) {
     lua_pushinteger(L, WEXITSTATUS(st));
