@@ -26,11 +26,14 @@ build = {
     ["sandbox.options"] = "lua/sandbox/options.lua",
     ["sandbox.core"] = {
       sources = {
+        "csrc/confine.c",
+        "csrc/confine_landlock.c",
         "csrc/core.c",
         "csrc/exec_cgroup.c",
         "csrc/exec_outbuf.c",
         "csrc/exec_proc.c",
         "csrc/exec_spawn.c",
+        "csrc/fs_tree.c",
         "csrc/resolve.c",
         "csrc/rootfs.c",
         "csrc/sb_caps.c",
@@ -38,6 +41,7 @@ build = {
         "csrc/sb_err.c",
         "csrc/sb_glob.c",
         "csrc/sb_lua.c",
+        "csrc/sb_lua_confine.c",
         "csrc/sb_lua_exec.c",
         "csrc/sb_lua_search.c",
         "csrc/sb_mem.c",

@@ -227,8 +227,7 @@ static int l_container(lua_State *L) {
   bool exec = lua_isnil(L, -1) || lua_toboolean(L, -1);
   lua_pop(L, 1);
   if (exec) {
-    sb_lua_exec_opts xo = {.grace = 2, .drain = 2, .max_output = 1 << 20, .max_background = 3,
-                           .cgroup = true};
+    sb_lua_exec_opts xo = {.grace = 2, .drain = 2, .max_output = 1 << 20, .max_background = 3};
     if (lua_getfield(L, 1, "kill_grace") == LUA_TNUMBER) xo.grace = lua_tonumber(L, -1);
     if (lua_getfield(L, 1, "max_output_bytes") == LUA_TNUMBER)
       xo.max_output = (size_t)lua_tointeger(L, -1);
@@ -236,6 +235,10 @@ static int l_container(lua_State *L) {
       xo.max_background = (int)lua_tointeger(L, -1);
     lua_pop(L, 3);
     sb_lua_exec_attach(L, sb, &xo);
+    if (sb_lua_confine(L, sb, 1, &e) != 0) {
+      sb_lua_release(L, sb);
+      return sb_push_err(L, &e, NULL, 0);
+    }
     lua_pushboolean(L, 1);
     sb_lua_setfield(L, ud, "has_exec");
   }

@@ -89,8 +89,17 @@ static void close_handle(sb_proc *p, void *h) {
 
 /* ---- signals to the whole tree ---------------------------------------- */
 
+/* The cgroup that holds the whole tree: the v2 leaf, else a v1 one. */
+static sb_cgroup *tree_cg(sb_proc *p) {
+  if (p->cg.dirfd >= 0) return &p->cg;
+  for (int i = 0; i < SB_NLIM; i++)
+    if (p->lim[i].dirfd >= 0) return &p->lim[i];
+  return NULL;
+}
+
 static void tree_signal(sb_proc *p, int sig) {
-  if (p->cg.dirfd >= 0) sb_cgroup_signal(&p->cg, sig);
+  sb_cgroup *cg = tree_cg(p);
+  if (cg) sb_cgroup_signal(cg, sig);
   if (!p->exited) {
     if (p->pidfd >= 0) syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
     else kill(p->pid, sig);
@@ -101,8 +110,25 @@ static void tree_signal(sb_proc *p, int sig) {
 /* Anything of the tree left? The cgroup holds every descendant (and no
  * zombie); without one, the process group is all we can see. */
 static bool tree_alive(sb_proc *p) {
-  if (p->cg.dirfd >= 0) return !sb_cgroup_empty(&p->cg);
+  sb_cgroup *cg = tree_cg(p);
+  if (cg) return !sb_cgroup_empty(cg);
   return kill(-p->pid, 0) == 0;
+}
+
+/* Where limit i lives for p (NULL: not limited). */
+static sb_cgroup *limit_cg(sb_proc *p, int i) {
+  int w = p->ex->lim_where[i];
+  return w == 1 ? &p->lim[i] : w == 2 ? &p->cg : NULL;
+}
+
+static uint64_t limit_counter(sb_proc *p, int i) {
+  sb_cgroup *c = limit_cg(p, i);
+  if (!c || c->dirfd < 0) return 0;
+  if (i == SB_LIM_MEMORY)
+    return p->ex->lim_where[i] == 2 ? sb_cgroup_counter(c, "memory.events", "oom_kill")
+                                    : sb_cgroup_counter(c, "memory.oom_control", "oom_kill");
+  if (i == SB_LIM_PIDS) return sb_cgroup_counter(c, "pids.events", "max");
+  return 0;
 }
 
 /* ---- finishing -------------------------------------------------------- */
@@ -120,7 +146,10 @@ static void finish(sb_proc *p) {
       nanosleep(&ts, NULL);
     }
   }
+  p->oom = limit_counter(p, SB_LIM_MEMORY) > p->cnt0[SB_LIM_MEMORY];
+  p->pids_hit = limit_counter(p, SB_LIM_PIDS) > p->cnt0[SB_LIM_PIDS];
   sb_cgroup_leaf_remove(&ex->cg, &p->cg);
+  for (int i = 0; i < SB_NLIM; i++) sb_cgroup_leaf_remove(&ex->lim[i], &p->lim[i]);
   close_handle(p, &p->t_timeout);
   close_handle(p, &p->t_kill);
   close_handle(p, &p->t_drain);
@@ -349,6 +378,7 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   p->mem = *m;
   p->pidfd = -1;
   p->cg.dirfd = p->cg.procs_fd = p->cg.events_fd = -1;
+  for (int i = 0; i < SB_NLIM; i++) p->lim[i].dirfd = p->lim[i].procs_fd = p->lim[i].events_fd = -1;
   p->background = st->background;
   p->timeout = st->timeout;
   for (int k = 0; k < 2; k++) sb_outbuf_init(&p->cap[k], ex->cfg.max_output);
@@ -366,7 +396,22 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   fds[3] = high_fd(fds[3]);
   fds[5] = high_fd(fds[5]);
   p->id = ++ex->next_id;
-  if (st->cgroup) sb_cgroup_leaf_create(&ex->cg, &p->cg);
+  /* leaves: tree kill (best effort) and limits (enforced, or no command) */
+  bool need_v2 = false, ok = true;
+  for (int i = 0; i < SB_NLIM; i++) need_v2 |= ex->lim_where[i] == 2;
+  if (st->cgroup || need_v2) ok = sb_cgroup_leaf_create(&ex->cg, &p->cg) || !need_v2;
+  for (int i = 0; ok && i < SB_NLIM; i++)
+    if (ex->lim_where[i] == 1) ok = sb_cgroup_leaf_create(&ex->lim[i], &p->lim[i]);
+  if (!ok) {
+    sb_failf(e, SB_EAGAIN, "cannot create the cgroup that enforces this sandbox's limits (%s)",
+             strerror(errno));
+    sb_cgroup_leaf_remove(&ex->cg, &p->cg);
+    for (int i = 0; i < SB_NLIM; i++) sb_cgroup_leaf_remove(&ex->lim[i], &p->lim[i]);
+    close_fds(fds, 6);
+    sb_free(m, p, sizeof *p);
+    return NULL;
+  }
+  for (int i = 0; i < SB_NLIM; i++) p->cnt0[i] = limit_counter(p, i);
 
   sb_confine_steps steps;
   if (st->spawn.steps) steps = *st->spawn.steps;
@@ -374,7 +419,11 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
     memset(&steps, 0, sizeof steps);
     steps.landlock_ruleset_fd = -1;
   }
-  steps.cgroup_procs_fd = p->cg.procs_fd;
+  int ncg = 0;
+  for (int i = 0; i < SB_MAX_CGROUPS; i++) steps.cgroup_procs_fds[i] = -1;
+  if (p->cg.procs_fd >= 0) steps.cgroup_procs_fds[ncg++] = p->cg.procs_fd;
+  for (int i = 0; i < SB_NLIM && ncg < SB_MAX_CGROUPS; i++)
+    if (p->lim[i].procs_fd >= 0) steps.cgroup_procs_fds[ncg++] = p->lim[i].procs_fd;
   sb_spawn_req req = st->spawn;
   req.steps = &steps;
   req.stdin_fd = want_in ? fds[0] : ex->devnull;
@@ -392,6 +441,7 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
     close(fds[2]);
     close(fds[4]);
     sb_cgroup_leaf_remove(&ex->cg, &p->cg);
+    for (int i = 0; i < SB_NLIM; i++) sb_cgroup_leaf_remove(&ex->lim[i], &p->lim[i]);
     spawn_error(e, &res, req.file);
     sb_free(m, p, sizeof *p);
     return NULL;
@@ -478,11 +528,74 @@ void sb_proc_release(sb_proc *p) {
   else maybe_free(p);
 }
 
-int sb_exec_init(sb_exec *ex, const sb_mem *m, const sb_exec_config *cfg, sb_err *e) {
+void sb_exec_prepare(sb_exec *ex, const sb_mem *m, const sb_exec_config *cfg) {
   memset(ex, 0, sizeof *ex);
   ex->mem = *m;
   ex->cfg = *cfg;
+  ex->devnull = -1;
   ex->cg.dirfd = ex->cg.parentfd = -1;
+  for (int i = 0; i < SB_NLIM; i++) ex->lim[i].dirfd = ex->lim[i].parentfd = -1;
+}
+
+void sb_exec_setup_cgroups(sb_exec *ex, bool kill, const sb_exec_limits *lim,
+                           const char *via[SB_NLIM]) {
+  static const char *const ctrl[SB_NLIM] = {"memory", "pids", "cpu"};
+  uint64_t want[SB_NLIM] = {lim->memory, lim->pids, lim->cpu > 0};
+  bool any = kill;
+  for (int i = 0; i < SB_NLIM; i++) {
+    via[i] = NULL;
+    any |= want[i] != 0;
+  }
+  if (any) sb_cgroup_base_open(&ex->cg, ex);
+  char v[48];
+  for (int i = 0; i < SB_NLIM; i++) {
+    if (!want[i]) continue;
+    /* v2 where the controller is delegated to us, else its v1 hierarchy */
+    bool v2 = sb_cgroup_enable(&ex->cg, ctrl[i]);
+    sb_cgroup_base *b = v2 ? &ex->cg : &ex->lim[i];
+    if (!v2 && !sb_cgroup_base_open_v1(b, ctrl[i], ex)) continue;
+    bool ok = true;
+    if (i == SB_LIM_MEMORY) {
+      snprintf(v, sizeof v, "%llu", (unsigned long long)lim->memory);
+      ok = sb_cgroup_setting_add(b, v2 ? "memory.max" : "memory.limit_in_bytes", v);
+      /* no escape into swap */
+      if (ok && v2 && faccessat(b->dirfd, "memory.swap.max", F_OK, 0) == 0)
+        ok = sb_cgroup_setting_add(b, "memory.swap.max", "0");
+      if (ok && !v2 && faccessat(b->dirfd, "memory.memsw.limit_in_bytes", F_OK, 0) == 0)
+        ok = sb_cgroup_setting_add(b, "memory.memsw.limit_in_bytes", v);
+    } else if (i == SB_LIM_PIDS) {
+      snprintf(v, sizeof v, "%llu", (unsigned long long)lim->pids);
+      ok = sb_cgroup_setting_add(b, "pids.max", v);
+    } else {
+      long quota = (long)(lim->cpu * 100000 + 0.5);
+      if (quota < 1000) quota = 1000;
+      if (v2) {
+        snprintf(v, sizeof v, "%ld 100000", quota);
+        ok = sb_cgroup_setting_add(b, "cpu.max", v);
+      } else {
+        snprintf(v, sizeof v, "%ld", quota);
+        ok = sb_cgroup_setting_add(b, "cpu.cfs_period_us", "100000") &&
+             sb_cgroup_setting_add(b, "cpu.cfs_quota_us", v);
+      }
+    }
+    /* a probe leaf proves the settings are accepted before we rely on them */
+    sb_cgroup probe;
+    if (ok && sb_cgroup_leaf_create(b, &probe)) {
+      sb_cgroup_leaf_remove(b, &probe);
+      ex->lim_where[i] = v2 ? 2 : 1;
+      via[i] = v2 ? "cgroup v2" : "cgroup v1";
+    } else if (!v2) {
+      sb_cgroup_base_close(b);
+    }
+  }
+  if (!kill && ex->cg.dirfd >= 0) {
+    bool used = false;
+    for (int i = 0; i < SB_NLIM; i++) used |= ex->lim_where[i] == 2;
+    if (!used) sb_cgroup_base_close(&ex->cg);
+  }
+}
+
+int sb_exec_init(sb_exec *ex, sb_err *e) {
   int r = uv_loop_init(&ex->loop);
   if (r != 0) {
     sb_failf(e, SB_EIO, "cannot create an event loop: %s", uv_strerror(r));
@@ -490,49 +603,50 @@ int sb_exec_init(sb_exec *ex, const sb_mem *m, const sb_exec_config *cfg, sb_err
   }
   ex->stack = mmap(NULL, SB_SPAWN_STACK, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (ex->stack == MAP_FAILED) {
-    ex->stack = NULL;
-    uv_loop_close(&ex->loop);
-    sb_fail(e, SB_ENOSPC, "cannot allocate a spawn stack");
-    return -1;
-  }
   ex->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (ex->devnull < 0) {
-    munmap(ex->stack, SB_SPAWN_STACK);
+  if (ex->stack == MAP_FAILED || ex->devnull < 0) {
+    sb_fail_errno(e, ex->devnull < 0 ? errno : ENOMEM);
+    if (ex->stack != MAP_FAILED) munmap(ex->stack, SB_SPAWN_STACK);
+    if (ex->devnull >= 0) close(ex->devnull);
+    ex->stack = NULL;
+    ex->devnull = -1;
     uv_loop_close(&ex->loop);
-    sb_fail_errno(e, errno);
     return -1;
   }
   uv_timer_init(&ex->loop, &ex->wait_timer);
-  sb_cgroup_base_open(&ex->cg, ex);
+  ex->loop_ready = true;
   return 0;
 }
 
 void sb_exec_close(sb_exec *ex) {
-  for (sb_proc *p = ex->procs; p; p = p->next)
-    if (!p->finished) sb_proc_kill(p, SIGTERM);
-  double limit = mono() + ex->cfg.grace + ex->cfg.drain + 5;
-  while (sb_exec_live(ex, false) > 0 && mono() < limit) sb_exec_run(ex, NULL, 0.05);
-  for (sb_proc *p = ex->procs; p; p = p->next)
-    if (!p->finished) { /* should not happen: make sure anyway */
-      tree_signal(p, SIGKILL);
-      finish(p);
+  if (ex->loop_ready) {
+    for (sb_proc *p = ex->procs; p; p = p->next)
+      if (!p->finished) sb_proc_kill(p, SIGTERM);
+    double limit = mono() + ex->cfg.grace + ex->cfg.drain + 5;
+    while (sb_exec_live(ex, false) > 0 && mono() < limit) sb_exec_run(ex, NULL, 0.05);
+    for (sb_proc *p = ex->procs; p; p = p->next)
+      if (!p->finished) { /* should not happen: make sure anyway */
+        tree_signal(p, SIGKILL);
+        finish(p);
+      }
+    uv_close((uv_handle_t *)&ex->wait_timer, NULL);
+    uv_run(&ex->loop, UV_RUN_DEFAULT); /* completes every close */
+    uv_loop_close(&ex->loop);
+    /* what the binding still holds stays readable; freed on release */
+    sb_proc *p = ex->procs;
+    while (p) {
+      sb_proc *next = p->next;
+      p->ex = NULL;
+      p->next = NULL;
+      if (p->released) proc_free(p, &p->mem);
+      p = next;
     }
-  uv_close((uv_handle_t *)&ex->wait_timer, NULL);
-  uv_run(&ex->loop, UV_RUN_DEFAULT); /* completes every close */
-  uv_loop_close(&ex->loop);
-  /* what the binding still holds stays readable; freed on release */
-  sb_proc *p = ex->procs;
-  while (p) {
-    sb_proc *next = p->next;
-    p->ex = NULL;
-    p->next = NULL;
-    if (p->released) proc_free(p, &p->mem);
-    p = next;
+    ex->procs = NULL;
+    munmap(ex->stack, SB_SPAWN_STACK);
+    ex->stack = NULL;
+    close(ex->devnull);
+    ex->loop_ready = false;
   }
-  ex->procs = NULL;
-  munmap(ex->stack, SB_SPAWN_STACK);
-  ex->stack = NULL;
-  close(ex->devnull);
   sb_cgroup_base_close(&ex->cg);
+  for (int i = 0; i < SB_NLIM; i++) sb_cgroup_base_close(&ex->lim[i]);
 }

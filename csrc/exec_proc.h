@@ -31,6 +31,15 @@ typedef struct sb_exec_config {
   size_t max_output; /* bytes kept per stream (head + tail) */
 } sb_exec_config;
 
+/* Resource limits per command, enforced through cgroups. */
+enum { SB_LIM_MEMORY, SB_LIM_PIDS, SB_LIM_CPU, SB_NLIM };
+
+typedef struct sb_exec_limits {
+  uint64_t memory; /* bytes, 0 = none */
+  uint64_t pids;   /* 0 = none */
+  double cpu;      /* cores, 0 = none */
+} sb_exec_limits;
+
 typedef struct sb_exec_hooks {
   void (*on_data)(sb_proc *p, int stream, const char *buf, size_t len);
   void (*on_exit)(sb_proc *p);
@@ -48,7 +57,10 @@ struct sb_exec {
   void *stack; /* the child stack for sb_spawn, reused */
   int devnull; /* stdin of commands given no input */
   char readbuf[64 * 1024];
-  sb_cgroup_base cg;
+  bool loop_ready;
+  sb_cgroup_base cg;            /* v2: tree kill, and delegated controllers */
+  sb_cgroup_base lim[SB_NLIM];  /* v1 hierarchies holding limits */
+  int lim_where[SB_NLIM];       /* 0 none, 1 v1 (lim[i]), 2 v2 (cg) */
   bool no_pidfd; /* test switch: watch exits by polling */
   int running;   /* nesting guard: the loop is not reentrant */
 };
@@ -74,6 +86,9 @@ struct sb_proc {
   size_t qoff[2];
   uint64_t qdropped[2];
   sb_cgroup cg;
+  sb_cgroup lim[SB_NLIM];
+  uint64_t cnt0[SB_NLIM]; /* oom kills, pids refusals at the start */
+  bool oom, pids_hit;
   void *ud; /* the binding's */
 };
 
@@ -87,7 +102,15 @@ typedef struct sb_exec_start {
   bool cgroup;             /* put the command in its own cgroup leaf */
 } sb_exec_start;
 
-int sb_exec_init(sb_exec *ex, const sb_mem *m, const sb_exec_config *cfg, sb_err *e);
+/* Prepare the runner (no loop yet; that comes with the first command). */
+void sb_exec_prepare(sb_exec *ex, const sb_mem *m, const sb_exec_config *cfg);
+/* cgroups: v2 leaves for tree kill when `kill`, and the limits. via[i]
+ * tells how limit i is enforced ("cgroup v2", "cgroup v1") or NULL when no
+ * cgroup can (then the caller falls back or fails closed). */
+void sb_exec_setup_cgroups(sb_exec *ex, bool kill, const sb_exec_limits *lim,
+                           const char *via[SB_NLIM]);
+/* The loop, at the first command. */
+int sb_exec_init(sb_exec *ex, sb_err *e);
 /* Kill every process (TERM, grace, KILL), wait for them, close the loop.
  * Processes not yet released stay readable (detached). */
 void sb_exec_close(sb_exec *ex);

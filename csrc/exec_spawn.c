@@ -132,7 +132,8 @@ CHILD static int child_main(void *arg) {
     if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) sigaction(sig, &dfl, NULL);
   }
   if (setsid() < 0) FAIL(c, ST_SETSID);
-  if (s && s->cgroup_procs_fd >= 0 && write(s->cgroup_procs_fd, "0", 1) != 1) FAIL(c, ST_CGROUP);
+  for (int i = 0; s && i < SB_MAX_CGROUPS; i++)
+    if (s->cgroup_procs_fds[i] >= 0 && write(s->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
   if (dup2(r->stdin_fd, 0) < 0 || dup2(r->stdout_fd, 1) < 0 || dup2(r->stderr_fd, 2) < 0)
     FAIL(c, ST_STDIO);
   if (r->cwd_fd >= 0 && fchdir(r->cwd_fd) != 0) FAIL(c, ST_CWD);

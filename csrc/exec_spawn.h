@@ -16,8 +16,10 @@
 
 /* Steps the child applies to itself, in this order, before execve. Filled by
  * the confinement layer; all optional. */
+#define SB_MAX_CGROUPS 4
+
 typedef struct sb_confine_steps {
-  int cgroup_procs_fd; /* write "0" here to join a cgroup; -1 = none */
+  int cgroup_procs_fds[SB_MAX_CGROUPS]; /* write "0" to each to join; -1 = none */
   int nrlimits;
   struct {
     int resource;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs_tree.h"
 #include "resolve.h"
 
 #define TMP_PREFIX ".sb-tmp-"
@@ -440,49 +441,6 @@ static sb_code rf_mkdir(sb_sandbox *sb, const sb_path *p, bool parents, sb_err *
   return c;
 }
 
-/* Remove everything inside dirfd/name, never following a symlink: every
- * level is opened O_NOFOLLOW from its held parent and entries are unlinked
- * in that fd. Re-scans until empty (deleting while iterating skips). */
-static sb_code remove_tree(sb_sandbox *sb, int parent, const char *name, int depth,
-                           uint64_t *freed, sb_err *e) {
-  if (depth > WALK_DEPTH_MAX) return sb_fail(e, SB_EIO, "directory tree too deep to remove");
-  int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? SB_OK : fail_errno_now(e);
-  sb_code c = SB_OK;
-  for (int pass = 0; pass < 64 && c == SB_OK; pass++) {
-    int lfd = dup(fd);
-    DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-    if (!d) {
-      if (lfd >= 0) close(lfd);
-      c = fail_errno_now(e);
-      break;
-    }
-    rewinddir(d);
-    bool any = false;
-    struct dirent *de;
-    while (c == SB_OK && (de = readdir(d)) != NULL) {
-      const char *nm = de->d_name;
-      if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
-      any = true;
-      struct stat st;
-      if (fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (S_ISDIR(st.st_mode)) {
-        c = remove_tree(sb, fd, nm, depth + 1, freed, e);
-        if (c == SB_OK && unlinkat(fd, nm, AT_REMOVEDIR) != 0 && errno != ENOENT)
-          c = fail_errno_now(e);
-      } else if (unlinkat(fd, nm, 0) == 0) {
-        if (S_ISREG(st.st_mode)) *freed += (uint64_t)st.st_size;
-      } else if (errno != ENOENT) {
-        c = fail_errno_now(e);
-      }
-    }
-    closedir(d);
-    if (!any) break;
-  }
-  close(fd);
-  return c;
-}
-
 static sb_code rf_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_err *e) {
   rootfs *fs = FS(sb);
   sb_code c;
@@ -503,8 +461,9 @@ static sb_code rf_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_er
       if ((errno == ENOTEMPTY || errno == EEXIST) && !recursive)
         c = sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
       else if (errno == ENOTEMPTY || errno == EEXIST) {
-        c = remove_tree(sb, dirfd, name, 0, &freed, e);
-        if (c == SB_OK && unlinkat(dirfd, name, AT_REMOVEDIR) != 0) c = fail_errno_now(e);
+        int err = sb_tree_remove(dirfd, name, &freed);
+        if (err) c = err == ELOOP ? sb_fail(e, SB_EIO, "directory tree too deep to remove")
+                                  : fail_neg(e, -err);
       } else {
         c = fail_errno_now(e);
       }
@@ -756,6 +715,13 @@ const char *sb_rootfs_resolver(sb_sandbox *sb) {
 }
 
 int sb_rootfs_rootfd(sb_sandbox *sb) { return FS(sb) ? FS(sb)->views[0].res.rootfd : -1; }
+
+size_t sb_rootfs_read_roots(sb_sandbox *sb, int *fds, size_t max) {
+  rootfs *fs = FS(sb);
+  size_t n = 0;
+  for (size_t i = 1; fs && i < fs->nviews && n < max; i++) fds[n++] = fs->views[i].res.rootfd;
+  return n;
+}
 
 void sb_rootfs_mark_dirty(sb_sandbox *sb) {
   if (FS(sb)) FS(sb)->disk_dirty = true;

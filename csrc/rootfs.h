@@ -21,6 +21,8 @@ typedef struct sb_rootfs_opts {
 sb_code sb_rootfs_open(sb_sandbox *sb, const sb_rootfs_opts *o, sb_err *e);
 const char *sb_rootfs_resolver(sb_sandbox *sb);
 int sb_rootfs_rootfd(sb_sandbox *sb);
+/* The read roots' fds, in order (for the commands' Landlock rules). */
+size_t sb_rootfs_read_roots(sb_sandbox *sb, int *fds, size_t max);
 /* Commands may have changed the tree: recount disk usage before the next write. */
 void sb_rootfs_mark_dirty(sb_sandbox *sb);
 /* Open a directory beneath the root for a command's cwd. fd or -1 with e. */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "exec_proc.h"
 #include "rootfs.h"
 
@@ -27,15 +28,14 @@ static const char WEAK_META = 0;
 
 typedef struct exec_ctx {
   sb_exec ex;
+  sb_confine conf;
   bool ready; /* loop created (lazily, at the first command) */
   bool closing; /* disposing: results are built, user callbacks not called */
   int procs_ref;
   sb_exec_config cfg;
   int max_background;
-  bool cgroup;
   lua_State *L;   /* the state pumping the loop right now */
   int err_base;   /* stack top when the pump started */
-  const sb_confine_steps *steps; /* confinement, set by sb_lua_confine */
 } exec_ctx;
 
 typedef struct handle {
@@ -104,6 +104,14 @@ static void push_result(lua_State *L, sb_proc *p) {
   if (p->kill_sig) {
     lua_pushstring(L, p->timed_out ? "timeout" : "kill");
     lua_setfield(L, -2, "killed_by");
+  }
+  if (p->oom) { /* the memory limit's OOM killer struck */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "oom");
+  }
+  if (p->pids_hit) { /* a fork was refused by the pids limit */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "pids_limit_hit");
   }
   push_output(L, p, SB_OUT);
   lua_setfield(L, -2, "stdout");
@@ -396,13 +404,16 @@ static exec_ctx *ready_ctx(lua_State *L, sb_sandbox *sb, sb_err *e) {
     sb_fail(e, SB_ENOTSUP, "this sandbox cannot run commands (exec = false)");
     return NULL;
   }
+  if (x->conf.refuse) {
+    sb_failf(e, SB_ENOTSUP, "%s", x->conf.why);
+    return NULL;
+  }
   if (!x->ready) {
-    if (sb_exec_init(&x->ex, &sb->mem, &x->cfg, e) != 0) return NULL;
+    if (sb_exec_init(&x->ex, e) != 0) return NULL;
     x->ex.hooks.on_data = hook_data;
     x->ex.hooks.on_exit = hook_exit;
     x->ex.hook_ud = x;
     x->ex.no_pidfd = getenv("SANDBOX_NO_PIDFD") != NULL;
-    if (!x->cgroup) sb_cgroup_base_close(&x->ex.cg);
     x->ready = true;
   }
   (void)L;
@@ -442,11 +453,11 @@ static int l_spawn(lua_State *L) {
   sb_exec_start st;
   memset(&st, 0, sizeof st);
   st.background = background;
-  st.cgroup = x->cgroup;
+  st.cgroup = x->ex.cg.dirfd >= 0;
   st.spawn.argv = argv;
   st.spawn.envp = envp;
   st.spawn.file = argv[0];
-  st.spawn.steps = x->steps;
+  st.spawn.steps = &x->conf.steps;
   st.spawn.cwd_fd = -1;
   if (lua_getfield(L, 2, "path") == LUA_TSTRING) st.spawn.path = lua_tostring(L, -1);
   lua_pop(L, 1); /* the string stays anchored in spec */
@@ -572,39 +583,75 @@ void sb_lua_exec_attach(lua_State *L, sb_sandbox *sb, const sb_lua_exec_opts *o)
   x->cfg.drain = o->drain;
   x->cfg.max_output = o->max_output;
   x->max_background = o->max_background;
-  x->cgroup = o->cgroup;
   x->L = NULL;
   x->procs_ref = LUA_NOREF;
+  sb_exec_prepare(&x->ex, &sb->mem, &x->cfg);
+  sb_confine_init(&x->conf);
   sb->exec = x; /* from here sb's release frees x */
   lua_newtable(L);
   x->procs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-void sb_lua_exec_set_steps(sb_sandbox *sb, const sb_confine_steps *steps) {
-  if (sb->exec) X(sb)->steps = steps;
+int sb_lua_exec_confine(sb_sandbox *sb, const sb_confine_opts *co, sb_err *e) {
+  exec_ctx *x = X(sb);
+  if (sb_confine_setup(&x->conf, co, &x->ex) == 0) return 0;
+  sb_failf(e, SB_ENOTSUP, "%s", x->conf.why); /* a copy: x is freed before it is shown */
+  return -1;
 }
 
-bool sb_lua_exec_cgroup(sb_sandbox *sb, char *path, size_t n) {
+static void set_str(lua_State *L, const char *k, const char *v) {
+  if (!v) return;
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+void sb_lua_exec_push_confinement(lua_State *L, sb_sandbox *sb, bool confine) {
   exec_ctx *x = X(sb);
-  if (!x || !x->cgroup) return false;
-  sb_err e;
-  if (!ready_ctx(NULL, sb, &e)) return false;
-  if (x->ex.cg.dirfd < 0) return false;
-  snprintf(path, n, "%s", x->ex.cg.path);
-  return true;
+  sb_confine *c = &x->conf;
+  lua_createtable(L, 0, 12);
+  lua_pushboolean(L, confine && !c->refuse);
+  lua_setfield(L, -2, "enabled");
+  if (c->refuse) set_str(L, "refused", c->why);
+  lua_pushboolean(L, c->steps.no_new_privs);
+  lua_setfield(L, -2, "no_new_privs");
+  if (c->steps.landlock_ruleset_fd >= 0) {
+    lua_pushinteger(L, c->landlock_abi);
+    lua_setfield(L, -2, "landlock_abi");
+    set_str(L, "filesystem", "landlock: read+execute system directories, read+write the root");
+    set_str(L, "proc", "hidden");
+    set_str(L, "signals", c->landlock_abi >= 6 ? "scoped to the sandbox" : "not scoped (Landlock ABI < 6)");
+    set_str(L, "tmpdir", c->tmpdir);
+  } else {
+    set_str(L, "filesystem", "unconfined");
+  }
+  set_str(L, "network", c->network);
+  set_str(L, "tree_kill", c->tree_kill);
+  lua_createtable(L, 0, 4);
+  set_str(L, "memory", c->limit_via[SB_LIM_MEMORY]);
+  set_str(L, "pids", c->limit_via[SB_LIM_PIDS]);
+  set_str(L, "cpu", c->limit_via[SB_LIM_CPU]);
+  set_str(L, "file_size", c->file_size_via);
+  lua_setfield(L, -2, "limits");
+  if (c->steps.drop_user) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, c->steps.uid);
+    lua_setfield(L, -2, "uid");
+    lua_pushinteger(L, c->steps.gid);
+    lua_setfield(L, -2, "gid");
+    lua_setfield(L, -2, "user");
+  }
 }
 
 void sb_lua_exec_close(lua_State *L, sb_sandbox *sb) {
   exec_ctx *x = X(sb);
   if (!x) return;
-  if (x->ready) {
-    x->L = L;
-    x->closing = true;
-    x->err_base = lua_gettop(L);
-    sb_exec_close(&x->ex);
-    lua_settop(L, x->err_base);
-    x->L = NULL;
-  }
+  x->L = L;
+  x->closing = true;
+  x->err_base = lua_gettop(L);
+  sb_exec_close(&x->ex); /* processes, loop, cgroups */
+  lua_settop(L, x->err_base);
+  x->L = NULL;
+  sb_confine_release(&x->conf);
   luaL_unref(L, LUA_REGISTRYINDEX, x->procs_ref);
   sb_free(&sb->mem, x, sizeof *x);
   sb->exec = NULL;

@@ -3,24 +3,28 @@
 #ifndef SB_LUA_EXEC_H
 #define SB_LUA_EXEC_H
 
-#include "exec_spawn.h"
+#include "confine.h"
 #include "sb_lua.h"
 
 typedef struct sb_lua_exec_opts {
   double grace, drain;
   size_t max_output;
   int max_background;
-  bool cgroup; /* tree kill through a cgroup leaf where available */
 } sb_lua_exec_opts;
 
 /* Give sb the ability to run commands (sb->exec). Raises on OOM. */
 void sb_lua_exec_attach(lua_State *L, sb_sandbox *sb, const sb_lua_exec_opts *o);
-/* Confinement steps every child applies (owned by the caller, outlive sb). */
-void sb_lua_exec_set_steps(sb_sandbox *sb, const sb_confine_steps *steps);
-/* The sandbox's cgroup directory, if commands get cgroup leaves. */
-bool sb_lua_exec_cgroup(sb_sandbox *sb, char *path, size_t n);
+/* Decide the confinement of every command (after attach). -1: a requested
+ * limit cannot be enforced, the sandbox must not be made (e set). */
+int sb_lua_exec_confine(sb_sandbox *sb, const sb_confine_opts *co, sb_err *e);
+/* Push sb.confinement: what is enforced, and how. */
+void sb_lua_exec_push_confinement(lua_State *L, sb_sandbox *sb, bool confine);
 /* Kill and reap every process, close the loop (dispose, __gc). */
 void sb_lua_exec_close(lua_State *L, sb_sandbox *sb);
+
+/* Read the confinement options at opts (checked by the Lua layer), set it
+ * up and publish sb.confinement. -1 with e: the sandbox must not be made. */
+int sb_lua_confine(lua_State *L, sb_sandbox *sb, int opts, sb_err *e);
 
 int sb_lua_exec_poll(lua_State *L);      /* sb:poll([timeout]) */
 int sb_lua_exec_processes(lua_State *L); /* sb:processes() */

@@ -11,6 +11,7 @@ local function code_of(...) return select(3, ...) end
 local function new(opts)
   opts = opts or {}
   opts.base_dir = opts.base_dir or backends.tmpdir("exec")
+  if os.getenv("SANDBOX_TEST_UNCONFINED") then opts.confine = false end -- see the Makefile
   return assert(sandbox.container(opts))
 end
 
@@ -155,7 +156,9 @@ describe("exec", function()
       local names = {}
       for line in r.stdout:gmatch("[^\n]+") do names[#names + 1] = line:match("^([^=]+)") end
       table.sort(names)
-      assert.same({ "BAZ", "FOO", "HOME", "LANG", "NO_COLOR", "PAGER", "PATH", "TERM" }, names)
+      local want = { "BAZ", "FOO", "HOME", "LANG", "NO_COLOR", "PAGER", "PATH", "TERM", "TMPDIR" }
+      if not s2.confinement.tmpdir then table.remove(want) end -- unconfined: no private TMPDIR
+      assert.same(want, names)
       assert.matches("HOME=" .. s2.cwd:gsub("%p", "%%%0") .. "\n", r.stdout)
       s2:dispose()
     end)
@@ -421,8 +424,13 @@ describe("exec", function()
     end)
 
     it("no descriptor of the host reaches a child", function()
-      local r = assert(sb:exec("ls", { "/proc/self/fd" }))
+      assert(sh.run(("cp %s/test/probe %s/probe"):format(sh.build, sb.cwd)))
+      local r = assert(sb:exec("./probe", { "fds", "-" }))
+      assert.equal("0\n1\n2\n", r.stdout)
+      local s2 = new { confine = false } -- and without confinement, seen from /proc
+      r = assert(s2:exec("ls", { "/proc/self/fd" }))
       assert.equal("0\n1\n2\n3\n", r.stdout) -- 3 is ls's own directory handle
+      s2:dispose()
     end)
 
     it("exec = false removes the ability to run commands", function()

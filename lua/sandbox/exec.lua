@@ -66,6 +66,8 @@ function M.environment(sb, extra)
     env.PAGER = "cat"
   end
   env.HOME = sb.cwd
+  local conf = sb.confinement
+  if conf and conf.tmpdir then env.TMPDIR = conf.tmpdir end -- /tmp itself is out of reach
   for k, v in pairs(s.env) do env[k] = v end
   for k, v in pairs(extra or {}) do env[k] = v end
   local list = {}
@@ -86,6 +88,38 @@ local function unsupported()
   return nil, "ENOTSUP: this sandbox cannot run commands (it is virtual, or exec = false)", "ENOTSUP"
 end
 
+-- What a confinement denial looks like in a command's output (Codex's
+-- heuristic, widened): a failing command showing one of these gets a hint so
+-- a model does not retry blindly.
+local DENIAL = { "Permission denied", "Operation not permitted", "Network is unreachable",
+                 "Read%-only file system", "Cannot allocate memory", "Resource temporarily unavailable" }
+
+local function add_hint(sb, r)
+  local conf = sb.confinement
+  if not conf or r.exit_code == 0 then return r end
+  if r.oom then
+    r.hint = "the sandbox's memory_limit was reached and the command was killed"
+  elseif r.pids_limit_hit then
+    r.hint = "the sandbox's pids_limit refused to start more processes"
+  elseif r.signal == "SIGXFSZ" then
+    r.hint = "the sandbox's file_size_limit was exceeded"
+  elseif r.timed_out then
+    r.hint = "the command ran past its timeout and was killed"
+  else
+    local text = r.stderr .. "\n" .. r.stdout
+    for _, pat in ipairs(DENIAL) do
+      if text:find(pat) then
+        r.sandbox_denied = true
+        r.hint = "the sandbox denied this: commands may write only inside the sandbox root, "
+          .. "read only system directories and the root, and have "
+          .. (conf.network == "allowed" and "network access" or "no network")
+        break
+      end
+    end
+  end
+  return r
+end
+
 local function run(sb, argv, opts)
   local env, path = M.environment(sb, opts.env)
   local timeout = opts.timeout
@@ -97,7 +131,9 @@ local function run(sb, argv, opts)
   })
   if not h then return nil, msg, code end
   if opts.background then return h end
-  return h:wait()
+  local r, werr, wcode = h:wait()
+  if not r then return nil, werr, wcode end
+  return add_hint(sb, r)
 end
 
 --- sb:exec(cmd, args, opts): run cmd with args as is (no shell, no word

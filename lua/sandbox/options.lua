@@ -233,6 +233,35 @@ function checkers.positive(v)
   return v
 end
 
+--- cpu_limit: cores as a number (1.5), or a percentage of one core ("50%").
+function checkers.cpu(v)
+  if type(v) == "number" then
+    if v ~= v or v <= 0 or v == math.huge then return nil, "must be a positive number of cores" end
+    return v
+  end
+  local pct = type(v) == "string" and tonumber(v:match("^%s*([%d%.]+)%s*%%%s*$"))
+  if not pct or pct <= 0 then return nil, "must be a number of cores (1.5) or a percentage (\"50%\")" end
+  return pct / 100
+end
+
+function checkers.user(v)
+  if type(v) ~= "table" then return nil, "must be a table {uid = n, gid = n}" end
+  for k in pairs(v) do
+    if k ~= "uid" and k ~= "gid" then return nil, fmt("has unknown key '%s' (allowed: uid, gid)", tostring(k)) end
+  end
+  if math_type(v.uid) ~= "integer" or v.uid < 0 then return nil, "uid must be a non-negative integer" end
+  local gid = v.gid == nil and v.uid or v.gid
+  if math_type(gid) ~= "integer" or gid < 0 then return nil, "gid must be a non-negative integer" end
+  return { uid = v.uid, gid = gid }
+end
+
+function checkers.paths(v)
+  return string_list(v, "read_paths", function(s)
+    if s:sub(1, 1) ~= "/" then return nil, "must be an absolute path" end
+    return true
+  end)
+end
+
 M.container = with_shared {
   _required = { base_dir = true },
   base_dir = "dir",
@@ -249,6 +278,14 @@ M.container = with_shared {
   max_output_bytes = "size",
   allow_shell = "boolean",
   kill_grace = "seconds",
+  confine = "boolean",
+  allow_outbound = "boolean",
+  memory_limit = "size",
+  cpu_limit = "cpu",
+  pids_limit = "positive",
+  file_size_limit = "size",
+  user = "user",
+  read_paths = "paths",
 }
 
 return M

@@ -1,0 +1,16 @@
+/* Removing a directory tree through held fds, never following a symlink:
+ * every level is opened O_NOFOLLOW from its parent fd and its entries are
+ * unlinked in that fd; a directory swapped for a symlink mid-walk loses only
+ * the link. Shared by the container backend and the private temp dirs. */
+#ifndef SB_FS_TREE_H
+#define SB_FS_TREE_H
+
+#include <stdint.h>
+
+/* Empty parent/name (the directory itself is kept). Returns 0 or an errno;
+ * *freed counts the bytes of regular files removed. */
+int sb_tree_empty(int parent, const char *name, uint64_t *freed);
+/* Empty it and remove it. */
+int sb_tree_remove(int parent, const char *name, uint64_t *freed);
+
+#endif

@@ -1,0 +1,351 @@
+-- Confinement of commands (SPEC §6): what a command must not be able to do,
+-- each test asserting the attempt failed AND left nothing behind; what must
+-- still work; and the fail-closed paths.
+local sandbox = require "sandbox"
+local backends = require "support.backends"
+local sh = require "support.sh"
+local procs = require "support.procs"
+
+local function code_of(...) return select(3, ...) end
+
+local function new(opts)
+  opts = opts or {}
+  opts.base_dir = opts.base_dir or backends.tmpdir("conf")
+  opts.kill_grace = opts.kill_grace or 0.3
+  return assert(sandbox.container(opts))
+end
+
+local function with_probe(sb)
+  assert(sh.run(("cp %s/test/probe %s/probe"):format(sh.build, sb.cwd)))
+  return sb.cwd .. "/probe"
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local caps = sandbox.capabilities()
+
+if os.getenv("SANDBOX_TEST_UNCONFINED") then
+  describe("confinement", function()
+    pending("not run here: valgrind 3.19 does not know the Landlock system calls (see the Makefile)")
+  end)
+  return
+end
+
+describe("confinement", function()
+  local sb, outside
+  before_each(function()
+    outside = backends.tmpdir("outside")
+    assert(sh.run(("printf OUTSIDE-SECRET > %s/secret"):format(outside)))
+    sb = new()
+  end)
+  after_each(function() sb:dispose() end)
+
+  it("is reported in sb.confinement", function()
+    local c = sb.confinement
+    assert.is_true(c.enabled)
+    assert.is_true(c.no_new_privs)
+    assert.equal(caps.landlock_abi, c.landlock_abi)
+    assert.equal("hidden", c.proc)
+    assert.matches("^none", c.network)
+    assert.is_string(c.tree_kill)
+    assert.is_table(c.limits)
+    assert.matches("^/", c.tmpdir)
+  end)
+
+  describe("file system", function()
+    it("cannot read /etc/shadow, even as root", function()
+      local r = assert(sb:exec("cat", { "/etc/shadow" }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.equal("", r.stdout)
+      assert.matches("Permission denied", r.stderr)
+      assert.is_true(r.sandbox_denied)
+      assert.matches("sandbox denied", r.hint)
+    end)
+
+    it("cannot read a file outside the root", function()
+      local r = assert(sb:exec("cat", { outside .. "/secret" }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.is_nil((r.stdout .. r.stderr):find("OUTSIDE-SECRET", 1, true))
+    end)
+
+    it("cannot create files outside the root: ../x, /tmp, an outside directory", function()
+      local r = assert(sb:exec("touch", { "../escape-" .. procs.marker() }))
+      assert.is_true(r.exit_code ~= 0)
+      local tmpfile = "/tmp/sb-confine-" .. procs.marker()
+      r = assert(sb:exec("sh", { "-c", "echo x > " .. tmpfile }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.is_nil(read(tmpfile))
+      r = assert(sb:exec("sh", { "-c", "echo x > " .. outside .. "/new" }))
+      assert.is_true(r.exit_code ~= 0)
+      local _, out = sh.run("ls " .. outside)
+      assert.equal("secret\n", out)
+      local _, parent = sh.run("ls " .. sb.cwd .. "/.. | grep escape- || true")
+      assert.equal("", parent)
+    end)
+
+    it("cannot write through a symlink inside the root that points out", function()
+      assert(sh.run(("ln -s %s/secret %s/link"):format(outside, sb.cwd)))
+      local r = assert(sb:exec("sh", { "-c", "echo overwritten > link" }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.equal("OUTSIDE-SECRET", read(outside .. "/secret"))
+      r = assert(sb:exec("cat", { "link" }))
+      assert.is_true(r.exit_code ~= 0)
+    end)
+
+    it("cannot read /proc: not pid 1's environment, not the host's", function()
+      local host = sh.pid()
+      local r = assert(sb:exec("sh", { "-c", "cat /proc/1/environ; cat /proc/" .. host .. "/environ; ls /proc" }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.equal("", r.stdout)
+      assert.is_nil(r.stderr:find("PATH=", 1, true))
+    end)
+
+    it("cannot create device nodes in the root", function()
+      local r = assert(sb:exec("mknod", { "dev0", "c", "1", "3" }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.is_false(sb:exists("dev0"))
+    end)
+  end)
+
+  describe("what still works", function()
+    it("sh, coreutils and pipes", function()
+      local r = assert(sb:exec("sh", { "-c", "mkdir -p a/b && echo hi > a/b/f && cat a/b/f | tr a-z A-Z && ls a/b && mv a/b/f a/g && wc -c < a/g" }))
+      assert.equal(0, r.exit_code, r.stderr)
+      assert.equal("HI\nf\n3\n", r.stdout)
+      assert.equal("hi\n", sb:read_file("a/g"))
+    end)
+
+    it("python3 from /usr/bin, with a subprocess", function()
+      if not sh.run("test -x /usr/bin/python3") then pending("no /usr/bin/python3") return end
+      local r = assert(sb:exec("/usr/bin/python3", { "-c",
+        "import json, subprocess, tempfile; t = tempfile.mkstemp(); print(json.dumps(subprocess.run(['echo', 'sub'], capture_output=True, text=True).stdout.strip()))" }))
+      assert.equal(0, r.exit_code, r.stderr)
+      assert.equal('"sub"\n', r.stdout)
+    end)
+
+    it("a script inside the root, and a private TMPDIR", function()
+      assert(sb:write_file("run.sh", "#!/bin/sh\necho \"script ran in $PWD\"\necho temp > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"\n"))
+      assert(sh.run("chmod +x " .. sb.cwd .. "/run.sh"))
+      local r = assert(sb:exec("./run.sh"))
+      assert.equal(0, r.exit_code, r.stderr)
+      assert.equal("script ran in " .. sb.cwd .. "\ntemp\n", r.stdout)
+    end)
+
+    it("removes the private TMPDIR on dispose", function()
+      local s2 = new()
+      local dir = s2.confinement.tmpdir
+      assert(s2:exec("sh", { "-c", "mkdir -p $TMPDIR/x && touch $TMPDIR/x/y" }))
+      assert.is_true(sh.run("test -d " .. dir))
+      s2:dispose()
+      assert.is_false(sh.run("test -e " .. dir))
+    end)
+  end)
+
+  describe("network", function()
+    local function listener(kind)
+      local dir = backends.tmpdir("net")
+      local out = dir .. "/out"
+      local pid = sh.lines(("%s/test/probe %s-listen %s/port 4 >%s 2>&1 & echo $!"):format(
+        sh.build, kind, dir, out))[1]
+      local port
+      for _ = 1, 100 do
+        port = read(dir .. "/port")
+        if port and port:match("%d+\n") then break end
+        sh.run("sleep 0.02")
+      end
+      return port:match("%d+"), out, pid
+    end
+
+    it("a TCP connection to a loopback server on the host fails", function()
+      local port, out, pid = listener("tcp")
+      local probe = with_probe(sb)
+      local r = assert(sb:exec(probe, { "tcp-connect", port }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.matches("tcp%-connect: ", r.stdout)
+      assert.is_nil(r.stdout:find(": ok", 1, true))
+      assert(sh.run("kill " .. pid .. " 2>/dev/null; true"))
+      assert.equal("", read(out) or "")
+    end)
+
+    it("a UDP datagram to a loopback server on the host is not delivered", function()
+      local port, out, pid = listener("udp")
+      local probe = with_probe(sb)
+      sb:exec(probe, { "udp-send", port })
+      sh.run("sleep 0.3")
+      assert(sh.run("kill " .. pid .. " 2>/dev/null; true"))
+      assert.equal("", read(out) or "")
+    end)
+
+    it("allow_outbound = true lets a command connect", function()
+      local port, out, pid = listener("tcp")
+      local s2 = new { allow_outbound = true }
+      assert.equal("allowed", s2.confinement.network)
+      local probe = with_probe(s2)
+      local r = assert(s2:exec(probe, { "tcp-connect", port }))
+      assert.equal("tcp-connect: ok\n", r.stdout)
+      s2:dispose()
+      sh.run("sleep 0.2; kill " .. pid .. " 2>/dev/null; true")
+      assert.matches("got 1", read(out))
+    end)
+  end)
+
+  describe("signals", function()
+    it("cannot kill a host process by pid", function()
+      local m = procs.marker()
+      local pid = sh.lines(("sleep %s >/dev/null 2>&1 & echo $!"):format(m))[1]
+      local probe = with_probe(sb)
+      local r = assert(sb:exec(probe, { "kill", pid }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.matches("Operation not permitted", r.stdout)
+      assert.equal(1, #procs.find(m), "the host process was killed")
+      sh.run("kill " .. pid)
+    end)
+  end)
+
+  describe("resource limits", function()
+    it("pids_limit bounds a fork bomb", function()
+      local s2 = new { pids_limit = 20 }
+      local probe = with_probe(s2)
+      local r = assert(s2:exec(probe, { "forks", "300" }, { timeout = 20 }))
+      local n = tonumber(r.stdout:match("forked (%d+)"))
+      assert.is_true(n ~= nil and n < 20, r.stdout .. r.stderr)
+      if s2.confinement.limits.pids:match("cgroup") then assert.is_true(r.pids_limit_hit) end
+      s2:dispose()
+    end)
+
+    it("memory_limit kills a memory hog and reports oom", function()
+      local s2 = new { memory_limit = "64MB" }
+      local probe = with_probe(s2)
+      local r = assert(s2:exec(probe, { "hog", "400" }, { timeout = 30 }))
+      assert.is_true(r.exit_code ~= 0)
+      assert.is_nil(r.stdout:find("allocated", 1, true))
+      if s2.confinement.limits.memory:match("cgroup") then
+        assert.is_true(r.oom)
+        assert.equal("SIGKILL", r.signal)
+        assert.matches("memory_limit", r.hint)
+      end
+      assert.is_true(assert(s2:exec(probe, { "hog", "16" })).exit_code == 0) -- below the limit: fine
+      s2:dispose()
+    end)
+
+    it("file_size_limit stops a large write with SIGXFSZ", function()
+      local s2 = new { file_size_limit = "1MB" }
+      local r = assert(s2:exec("dd", { "if=/dev/zero", "of=big", "bs=1M", "count=4" }))
+      assert.equal("SIGXFSZ", r.signal)
+      assert.equal(153, r.exit_code)
+      assert.matches("file_size_limit", r.hint)
+      assert.is_true(s2:stat("big").size <= 1048576)
+      s2:dispose()
+    end)
+
+    it("cpu_limit throttles a busy loop", function()
+      local s2 = new { cpu_limit = "20%" }
+      assert.matches("cgroup", s2.confinement.limits.cpu)
+      -- a busy loop for 1.5 s of wall time gets about 0.3 s of CPU at 20 %
+      local r = assert(s2:exec("sh", { "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do :; done; cat /proc/self/stat 2>/dev/null; echo done" }, { timeout = 10 }))
+      assert.equal(0, r.exit_code)
+      s2:dispose()
+    end)
+
+    it("limits that cannot be enforced make the sandbox fail to build", function()
+      local script = ([[SANDBOX_NO_CGROUP=1 %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        print(select(3, s.container { base_dir = "%s", cpu_limit = 1 }))
+        local ok = s.container { base_dir = "%s", memory_limit = "64MB" }
+        print(ok.confinement.limits.memory)']]):format(sh.lua(), sh.build, sb.cwd, sb.cwd)
+      local ok, out = sh.run(script)
+      assert.is_true(ok, out)
+      assert.equal("ENOTSUP\nrlimit (address space)\n", out)
+    end)
+  end)
+
+  describe("privilege drop", function()
+    it("runs commands as the configured user with no supplementary groups", function()
+      if not caps.root then pending("needs root") return end
+      local s2 = new { user = { uid = 65534, gid = 65534 } }
+      sh.run("chown 65534:65534 " .. s2.cwd)
+      local r = assert(s2:exec("id"))
+      assert.equal("uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)\n", r.stdout)
+      assert.same({ uid = 65534, gid = 65534 }, s2.confinement.user)
+      assert.is_true(assert(s2:exec("touch", { "mine" })).exit_code == 0)
+      s2:dispose()
+    end)
+  end)
+
+  describe("fail closed", function()
+    it("refuses to run commands without Landlock, unless confine = false", function()
+      local script = ([[SANDBOX_NO_LANDLOCK=1 %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        local a = s.container { base_dir = "%s" }
+        local v, msg, code = a:exec("true")
+        print(code, msg:find("Landlock") ~= nil, a.confinement.enabled, a.confinement.refused ~= nil)
+        local b = s.container { base_dir = "%s", confine = false }
+        print(b:exec("true").exit_code, b.confinement.enabled, b.confinement.filesystem)']]):format(
+        sh.lua(), sh.build, sb.cwd, sb.cwd)
+      local ok, out = sh.run(script)
+      assert.is_true(ok, out)
+      assert.equal("ENOTSUP\ttrue\tfalse\ttrue\n0\tfalse\tunconfined\n", out)
+    end)
+
+    it("confine = false still keeps the network off and the tree kill on", function()
+      local s2 = new { confine = false }
+      assert.is_false(s2.confinement.enabled)
+      assert.matches("^none", s2.confinement.network)
+      local r = assert(s2:exec("cat", { "/proc/self/status" }))
+      assert.equal(0, r.exit_code)
+      s2:dispose()
+    end)
+  end)
+
+  describe("as an unprivileged user", function()
+    it("confines files and network without root (user namespace)", function()
+      if not caps.root or not sh.run("command -v setpriv") then pending("needs root to become nobody, and setpriv") return end
+      local dir = backends.tmpdir("nobody")
+      sh.run(("chown 65534:65534 %s && cp %s/test/probe %s/probe && chmod 755 %s/probe"):format(dir, sh.build, dir, dir))
+      local script = ([[cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        local sb = assert(s.container { base_dir = "%s", kill_grace = 0.2 })
+        print(sb.confinement.network, sb.confinement.enabled)
+        print((sb:exec("sh", { "-c", "echo hi > ok && cat ok" }).stdout:gsub("\n", "")))
+        print(sb:exec("sh", { "-c", "echo x > /tmp/nobody-escape" }).exit_code ~= 0)
+        print((sb:exec("./probe", { "tcp-connect", "22" }).stdout:gsub("\n", "")))
+        local r = sb:exec("sleep", { "5" }, { timeout = 0.2 })
+        print(r.timed_out)']]):format(sh.quote(os.getenv("PWD") or "."), sh.lua(), sh.build, dir)
+      local ok, out = sh.run(script)
+      assert.is_true(ok, out)
+      local lines = {}
+      for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+      assert.equal("none (user and network namespace)\ttrue", lines[1])
+      assert.equal("hi", lines[2])
+      assert.equal("true", lines[3])
+      -- refused by Landlock's TCP rules, or by the empty network namespace
+      assert.is_truthy(lines[4]:match("tcp%-connect: Network is unreachable") or
+                       lines[4]:match("tcp%-connect: Permission denied"))
+      assert.equal("true", lines[5])
+      assert.is_nil(read("/tmp/nobody-escape"))
+    end)
+  end)
+end)
+
+describe("sandbox.capabilities()", function()
+  it("reports what this kernel can enforce", function()
+    local c = sandbox.capabilities()
+    for _, k in ipairs { "openat2", "pidfd", "userns", "netns", "cgroup_v2", "root" } do
+      assert.is_boolean(c[k], k)
+    end
+    assert.is_true(c.landlock_abi == false or c.landlock_abi >= 1)
+    assert.is_table(c.cgroup_limits)
+  end)
+end)
