@@ -27,7 +27,7 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all test asan valgrind demo race clean
+.PHONY: all test asan valgrind demo race rockspec clean
 all: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
@@ -80,6 +80,10 @@ race: $(MODULE) $(TESTBIN)
 
 demo: $(MODULE)
 	$(LUA) examples/agent.lua
+
+# keep the rockspec's source and module lists in step with the tree
+rockspec:
+	$(LUA) scripts/update-rockspec.lua
 
 clean:
 	rm -rf build build-asan build-cov

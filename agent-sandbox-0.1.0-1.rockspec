@@ -28,6 +28,7 @@ build = {
       sources = {
         "csrc/confine.c",
         "csrc/confine_landlock.c",
+        "csrc/confine_netns.c",
         "csrc/core.c",
         "csrc/exec_cgroup.c",
         "csrc/exec_outbuf.c",

@@ -1,5 +1,5 @@
 -- exec workloads (SPEC §10, perf.md W3) from Lua.
---   lua5.4 bench/exec_ops.lua spawn <n> [heap-MB] [confine]  sb:exec("/bin/true")
+--   lua5.4 bench/exec_ops.lua spawn <n> [heap-MB] [unconfined]  sb:exec("/bin/true")
 --   lua5.4 bench/exec_ops.lua os-execute <n> [heap-MB]        os.execute("/bin/true")
 --   lua5.4 bench/exec_ops.lua pipe <bytes>                    stdout throughput
 -- Prints "RESULT <impl> <phase> <ops> <seconds> 1".
@@ -18,12 +18,14 @@ os.execute("mkdir -p " .. root .. "/bench-exec")
 local suffix = heap > 0 and "-heap" or ""
 
 if mode == "spawn" then
-  local opts = { base_dir = root .. "/bench-exec" }
+  local unconfined = arg[4] == "unconfined"
+  local opts = { base_dir = root .. "/bench-exec", confine = not unconfined, allow_outbound = unconfined }
   local sb = assert(sandbox.container(opts))
   assert(sb:exec("/bin/true"))
   local t = clock()
   for _ = 1, n do sb:exec("/bin/true") end
-  print(("RESULT lua-sandbox-exec%s spawn %d %.6f 1"):format(suffix, n, clock() - t))
+  print(("RESULT lua-sandbox-exec-%s%s spawn %d %.6f 1"):format(
+    unconfined and "unconfined" or "confined", suffix, n, clock() - t))
   sb:dispose()
 elseif mode == "os-execute" then
   local t = clock()

@@ -17,6 +17,8 @@ void sb_confine_init(sb_confine *c) {
   c->ruleset_fd = -1;
   c->tmp_parent = -1;
   c->steps.landlock_ruleset_fd = -1;
+  c->steps.join_userns_fd = c->steps.join_netns_fd = -1;
+  c->netns.net = c->netns.user = -1;
   for (int i = 0; i < SB_MAX_CGROUPS; i++) c->steps.cgroup_procs_fds[i] = -1;
 }
 
@@ -82,17 +84,19 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, sb_exec *ex) {
   }
   add_rlimit(s, RLIMIT_CORE, 0); /* no core dumps of the host's secrets */
 
-  /* network */
+  /* network: the sandbox's own namespace, only a loopback in it */
   if (o->allow_outbound) {
     c->network = "allowed";
-  } else if (root) {
-    s->new_netns = true;
-    c->network = "none (network namespace)";
   } else {
-    s->new_userns = true;
-    s->map_uid = geteuid();
-    s->map_gid = getegid();
-    c->network = "none (user and network namespace)";
+    if (sb_netns_create(&c->netns, !root, c->why, sizeof c->why) != 0) {
+      c->refuse = true; /* no network isolation, no commands */
+      c->network = "unavailable";
+      return 0;
+    }
+    s->join_userns_fd = c->netns.user;
+    s->join_netns_fd = c->netns.net;
+    c->network = root ? "none (a network namespace with only loopback)"
+                      : "none (user and network namespace with only loopback)";
   }
 
   if (o->drop_user) {
@@ -129,7 +133,8 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, sb_exec *ex) {
   for (size_t i = 0; o->extra_rx && o->extra_rx[i] && n < 63; i++) rx[n++] = o->extra_rx[i];
   rx[n] = NULL;
   sb_landlock_policy pol = {
-      .abi = abi, .deny_tcp = !o->allow_outbound, .root_fd = o->root_fd, .ro_fds = o->ro_fds,
+      .abi = abi, .deny_tcp = false, /* the namespace already isolates the network */
+      .root_fd = o->root_fd, .ro_fds = o->ro_fds,
       .nro = o->nro, .rx_paths = rx, .ro_paths = sb_landlock_system_ro, .rw_dir = c->tmpdir};
   c->ruleset_fd = sb_landlock_build(&pol, c->why, sizeof c->why);
   if (c->ruleset_fd < 0) {
@@ -141,6 +146,7 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, sb_exec *ex) {
 }
 
 void sb_confine_release(sb_confine *c) {
+  sb_netns_close(&c->netns);
   if (c->ruleset_fd >= 0) close(c->ruleset_fd);
   c->ruleset_fd = -1;
   if (c->tmp_parent >= 0) {

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "confine_netns.h"
 #include "exec_proc.h"
 #include "exec_spawn.h"
 
@@ -35,6 +36,7 @@ typedef struct sb_confine_opts {
 typedef struct sb_confine {
   sb_confine_steps steps;
   int ruleset_fd;      /* Landlock, -1 = none */
+  sb_netns netns;      /* the commands' network when outbound is off */
   int landlock_abi;
   bool refuse;         /* commands fail closed with ENOTSUP */
   char why[240];       /* what is missing */

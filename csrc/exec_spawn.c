@@ -32,9 +32,9 @@
  * command runs): it works whether or not the child shares our memory
  * (valgrind, for one, turns a vfork-like clone into a fork). */
 static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "rlimit", "userns",
-                                          "userns map", "netns", "setgroups", "setgid", "setuid",
+                                          "netns", "setgroups", "setgid", "setuid",
                                           "no_new_privs", "landlock", "exec"};
-enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_RLIMIT, ST_USERNS, ST_USERNS_MAP, ST_NETNS,
+enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_RLIMIT, ST_USERNS, ST_NETNS,
        ST_SETGROUPS, ST_SETGID, ST_SETUID, ST_NNP, ST_LANDLOCK, ST_EXEC };
 
 typedef struct child_ctx {
@@ -45,13 +45,8 @@ typedef struct child_ctx {
 
 /* Everything below runs in the child: raw system calls only (no malloc, no
  * locks, no glibc set*id broadcast: the address space is the host's). It
- * runs on its own small stack, which sanitizer runtimes do not know about:
- * keep their instrumentation out. */
-#if defined(__GNUC__)
-#define CHILD __attribute__((no_sanitize_address, no_sanitize("undefined"), noinline))
-#else
-#define CHILD
-#endif
+ * runs on its own small stack (SB_CHILD_FN). */
+#define CHILD SB_CHILD_FN
 
 CHILD static _Noreturn void child_fail(child_ctx *c, int step) {
   int msg[2] = {errno, step};
@@ -60,32 +55,6 @@ CHILD static _Noreturn void child_fail(child_ctx *c, int step) {
   _exit(127);
 }
 #define FAIL(c, what) child_fail(c, what)
-
-CHILD static int write_all_child(const char *path, const char *s, size_t n) {
-  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t w = write(fd, s, n);
-  close(fd);
-  return w == (ssize_t)n ? 0 : -1;
-}
-
-CHILD static size_t fmt_uint(char *out, unsigned long v) {
-  char tmp[24];
-  size_t n = 0;
-  do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
-  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-  return n;
-}
-
-/* "inside outside 1" for uid_map / gid_map */
-CHILD static int write_map(const char *path, unsigned long inside, unsigned long outside) {
-  char buf[64];
-  size_t n = fmt_uint(buf, inside);
-  buf[n++] = ' ';
-  n += fmt_uint(buf + n, outside);
-  memcpy(buf + n, " 1\n", 3);
-  return write_all_child(path, buf, n + 3);
-}
 
 CHILD static void exec_search(child_ctx *c, const sb_spawn_req *r) {
   const char *file = r->file;
@@ -141,17 +110,8 @@ CHILD static int child_main(void *arg) {
     for (int i = 0; i < s->nrlimits; i++)
       if (setrlimit((__rlimit_resource_t)s->rlimits[i].resource, &s->rlimits[i].lim) != 0)
         FAIL(c, ST_RLIMIT);
-    if (s->new_userns) {
-      uid_t euid = (uid_t)syscall(SYS_geteuid);
-      gid_t egid = (gid_t)syscall(SYS_getegid);
-      if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) FAIL(c, ST_USERNS);
-      if (write_all_child("/proc/self/setgroups", "deny", 4) != 0 ||
-          write_map("/proc/self/uid_map", s->map_uid, euid) != 0 ||
-          write_map("/proc/self/gid_map", s->map_gid, egid) != 0)
-        FAIL(c, ST_USERNS_MAP);
-    } else if (s->new_netns && unshare(CLONE_NEWNET) != 0) {
-      FAIL(c, ST_NETNS);
-    }
+    if (s->join_userns_fd >= 0 && setns(s->join_userns_fd, CLONE_NEWUSER) != 0) FAIL(c, ST_USERNS);
+    if (s->join_netns_fd >= 0 && setns(s->join_netns_fd, CLONE_NEWNET) != 0) FAIL(c, ST_NETNS);
     if (s->drop_user) {
       if (syscall(SYS_setgroups, 0, NULL) != 0) FAIL(c, ST_SETGROUPS);
       if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) != 0) FAIL(c, ST_SETGID);

@@ -25,10 +25,8 @@ typedef struct sb_confine_steps {
     int resource;
     struct rlimit lim;
   } rlimits[8];
-  bool new_netns;        /* unshare(CLONE_NEWNET) */
-  bool new_userns;       /* with the netns, when not privileged */
-  uid_t map_uid;         /* identity inside the new user namespace */
-  gid_t map_gid;
+  int join_userns_fd;    /* setns() into these (the sandbox's network), -1 = stay */
+  int join_netns_fd;
   bool drop_user;        /* setgroups(0), setgid, setuid */
   uid_t uid;
   gid_t gid;
@@ -50,6 +48,14 @@ typedef struct sb_spawn_req {
 } sb_spawn_req;
 
 #define SB_SPAWN_STACK (64 * 1024)
+
+/* For functions that run in a child on a stack of our own (a clone child):
+ * sanitizer runtimes do not know that stack, keep their instrumentation out. */
+#if defined(__GNUC__)
+#define SB_CHILD_FN __attribute__((no_sanitize_address, no_sanitize("undefined"), noinline))
+#else
+#define SB_CHILD_FN
+#endif
 
 typedef struct sb_spawn_res {
   pid_t pid;

@@ -10,6 +10,7 @@
 
 #include "confine_landlock.h"
 #include "exec_proc.h"
+#include "exec_spawn.h"
 #include "resolve.h"
 
 #ifndef SYS_pidfd_open
@@ -23,7 +24,7 @@ static int has_pidfd(void) {
   return 1;
 }
 
-static int child_exit(void *arg) {
+SB_CHILD_FN static int child_exit(void *arg) {
   (void)arg;
   _exit(0);
 }

@@ -1,0 +1,22 @@
+/* The network of a sandbox's commands when outbound traffic is off: one
+ * network namespace per sandbox, holding only a loopback interface (up), so
+ * a command can reach a server another command of the same sandbox started,
+ * and nothing else. Children join it with setns() (creating a namespace per
+ * command costs more than the command). Without root it is owned by a user
+ * namespace made with it, mapping the host's uid to itself. */
+#ifndef SB_CONFINE_NETNS_H
+#define SB_CONFINE_NETNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct sb_netns {
+  int net;  /* fd of the network namespace, -1 = none */
+  int user; /* fd of its user namespace (not root), -1 = none */
+} sb_netns;
+
+/* Returns 0, or -1 with why. */
+int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen);
+void sb_netns_close(sb_netns *ns);
+
+#endif
