@@ -250,6 +250,23 @@ static int l_container(lua_State *L) {
   return 1;
 }
 
+/* core.normalize(sb, path): the clean root-relative form of an agent path
+ * ("" for the root), or nil, msg, code from the front door. */
+static int l_normalize(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_op *op = lua_newuserdatauv(L, sizeof *op, 0);
+  op->name = "normalize";
+  op->parsed = op->show_raw = op->no_path = false;
+  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK) {
+    const char *raw = op->raw;
+    return sb_push_err(L, &op->e, raw, op->rawlen > 200 ? 200 : op->rawlen);
+  }
+  char clean[SB_PATH_MAX + 1];
+  size_t n = sb_path_clean(&op->p, clean);
+  lua_pushlstring(L, clean, n);
+  return 1;
+}
+
 static int l_methods(lua_State *L) {
   sb_lua_push_methods(L);
   return 1;
@@ -320,6 +337,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
                                  {"glob_match", l_glob_match},
                                  {"clock", l_clock},
                                  {"environ", l_environ},
+                                 {"normalize", l_normalize},
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
   sb_lua_exec_open(L);

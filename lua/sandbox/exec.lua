@@ -48,6 +48,18 @@ function M.attach(sb, o)
   }
 end
 
+--- Is exec_shell allowed by the sandbox's options?
+function M.shell_allowed(sb)
+  local s = settings[sb]
+  return s ~= nil and s.allow_shell
+end
+
+--- The default timeout of a foreground command, in seconds.
+function M.timeout(sb)
+  local s = settings[sb]
+  return s and s.timeout or nil
+end
+
 --- The environment a child gets (SPEC §2): by default only PATH, HOME (the
 --- root), LANG, TERM, NO_COLOR and PAGER plus the configured variables; the
 --- host's secrets never reach a child.

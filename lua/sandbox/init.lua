@@ -8,15 +8,18 @@
 local core = require "sandbox.core"
 local options = require "sandbox.options"
 local exec = require "sandbox.exec"
+local tools = require "sandbox.tools"
 
 -- Methods written in Lua join the C ones (one method table, every backend).
 local methods = core.methods()
 methods.exec = exec.exec
 methods.exec_shell = exec.exec_shell
+methods.tools = tools.build
 
 local M = {
   version = core.version,
   codes = core.codes(),
+  tools = tools, -- define, to_openai, to_anthropic, to_mcp, dispatch, result_*
 }
 
 --- A VirtualSandbox: an in-memory file tree, no host access at all.

@@ -1,0 +1,252 @@
+-- Tool tables for LLM agents (SPEC §7): sb:tools(opts), custom tools,
+-- exporters to the OpenAI (chat and responses), Anthropic and MCP formats,
+-- dispatch of a model's call, and each provider's tool-result message.
+local S = require "sandbox.tools.schema"
+local B = require "sandbox.tools.builtin"
+local exec = require "sandbox.exec"
+local options = require "sandbox.options"
+
+local M = { schema = S }
+
+local type, pairs, ipairs, pcall, error, fmt = type, pairs, ipairs, pcall, error, string.format
+
+local NAME = "^[a-zA-Z0-9_-]+$"
+
+local function valid_name(n) return type(n) == "string" and #n >= 1 and #n <= 64 and n:find(NAME) ~= nil end
+
+local json -- lua-cjson's safe variant, loaded when a call carries a JSON string
+local function decode(s)
+  json = json or require "cjson.safe"
+  local v, err = json.decode(s)
+  if v == nil then return nil, err or "not JSON" end
+  return v
+end
+
+--- A custom tool (Halo's ToolContext): {name, description, parameters,
+--- read_only, destructive, execute = function(args, sb) ... end}. execute
+--- returns a string, {content =, is_error =}, or nil, "error text".
+function M.define(def)
+  if type(def) ~= "table" then error("tools.define: expects a table", 2) end
+  local allowed = { name = true, description = true, parameters = true, read_only = true,
+                    destructive = true, execute = true }
+  for k in pairs(def) do
+    if not allowed[k] then error(fmt("tools.define: unknown field '%s'", tostring(k)), 2) end
+  end
+  if not valid_name(def.name) then error("tools.define: name must match ^[a-zA-Z0-9_-]{1,64}$", 2) end
+  if type(def.description) ~= "string" or def.description == "" then
+    error("tools.define: description must be a non-empty string", 2)
+  end
+  if type(def.execute) ~= "function" then error("tools.define: execute must be a function", 2) end
+  local params = def.parameters or S.object({})
+  if type(params) ~= "table" or params.type ~= "object" or type(params.properties or {}) ~= "table" then
+    error("tools.define: parameters must be a JSON Schema object ({type = 'object', properties = ...})", 2)
+  end
+  params = S.copy(params)
+  setmetatable(params, S.OBJECT)
+  params.properties = setmetatable(params.properties or {}, S.OBJECT)
+  local read_only = def.read_only == true
+  return {
+    custom = true,
+    name = def.name,
+    description = def.description,
+    parameters = params,
+    read_only = read_only,
+    destructive = def.destructive == nil and not read_only or def.destructive == true,
+    run = function(ctx, args)
+      local r, err = def.execute(args, ctx.sb)
+      if type(r) == "table" then
+        if r.is_error then return nil, tostring(r.content) end
+        return tostring(r.content or "")
+      end
+      if r == nil then return nil, tostring(err or "the tool failed") end
+      return tostring(r)
+    end,
+  }
+end
+
+local BUILD_OPTS = {
+  only = "names", exclude = "names", rename = "renames", read_only = "boolean", approve = "func",
+  stale_guard = "boolean", max_output = "count", extra = "extra",
+}
+options.checkers.names = function(v)
+  if type(v) ~= "table" then return nil, "must be an array of tool names" end
+  for i, n in ipairs(v) do
+    if type(n) ~= "string" then return nil, fmt("[%d] must be a tool name", i) end
+  end
+  return v
+end
+options.checkers.renames = function(v)
+  if type(v) ~= "table" then return nil, "must be a table {old_name = new_name}" end
+  for k, n in pairs(v) do
+    if type(k) ~= "string" or not valid_name(n) then
+      return nil, fmt("['%s'] must be a name matching ^[a-zA-Z0-9_-]{1,64}$", tostring(k))
+    end
+  end
+  return v
+end
+options.checkers.extra = function(v)
+  if type(v) ~= "table" then return nil, "must be an array of tools made by sandbox.tools.define" end
+  for i, t in ipairs(v) do
+    if type(t) ~= "table" or not t.custom then return nil, fmt("[%d] is not made by sandbox.tools.define", i) end
+  end
+  return v
+end
+
+local function set(list)
+  local s = {}
+  for _, n in ipairs(list or {}) do s[n] = true end
+  return s
+end
+
+-- The callable tool: checks, approval, error capture around def.run.
+local function make(ctx, def, name, approve)
+  local tool = {
+    name = name,
+    description = def.description,
+    parameters = def.parameters,
+    read_only = def.read_only == true,
+    destructive = def.destructive == true,
+  }
+  local function err(text) return { content = text, is_error = true } end
+  function tool.execute(args)
+    if args == nil then args = {} end
+    if type(args) == "string" then
+      local v, derr = decode(args)
+      if v == nil then return err(fmt("The arguments for %s are not valid JSON (%s). Send a JSON object.", name, derr)) end
+      args = v
+    end
+    local clean, verr = S.validate(def.parameters, args)
+    if not clean then return err(fmt("Invalid arguments for %s: %s.", name, verr)) end
+    if tool.destructive and approve then
+      local ok, answer = pcall(approve, { name = name, arguments = clean, tool = tool })
+      if not ok then return err(fmt("%s was not run: the approval check failed (%s).", name, tostring(answer))) end
+      if answer ~= true then
+        local why = type(answer) == "string" and answer ~= "" and (": " .. answer) or "."
+        return err(fmt("The user declined to run %s%s Do not retry it unchanged.", name, why))
+      end
+    end
+    local ok, text, ferr = pcall(def.run, ctx, clean)
+    if not ok then return err(fmt("%s failed unexpectedly: %s", name, tostring(text))) end
+    if text == nil then return err(ferr or (name .. " failed.")) end
+    return { content = text, is_error = false }
+  end
+  return tool
+end
+
+--- sb:tools(opts): an array of tools (and a map by name).
+function M.build(sb, opts)
+  opts = options.check("tools", opts, BUILD_OPTS)
+  local only, exclude, rename = opts.only and set(opts.only), set(opts.exclude), opts.rename or {}
+  local ctx = {
+    sb = sb, versions = {}, procs = {},
+    cfg = {
+      stale_guard = opts.stale_guard ~= false,
+      max_output = opts.max_output or 20000,
+      timeout = exec.timeout(sb),
+    },
+  }
+  local defs = {}
+  for _, n in ipairs(B.ORDER) do
+    local d = B[n]
+    local usable = (not d.needs_exec or sb.has_exec) and (not d.needs_shell or exec.shell_allowed(sb))
+    if usable then defs[#defs + 1] = { n, d } end
+  end
+  for _, d in ipairs(opts.extra or {}) do defs[#defs + 1] = { d.name, d } end
+  local out = {}
+  for _, nd in ipairs(defs) do
+    local n, d = nd[1], nd[2]
+    if (not only or only[n]) and not exclude[n] and (not opts.read_only or d.read_only) then
+      local name = rename[n] or n
+      if out[name] then error(fmt("tools: two tools are named '%s'", name), 2) end
+      local t = make(ctx, d, name, opts.approve)
+      out[#out + 1] = t
+      out[name] = t
+    end
+  end
+  return out
+end
+
+-- ---- exporters --------------------------------------------------------------
+
+local function params_for(t, strict) return strict and S.strict(t.parameters) or t.parameters end
+
+--- OpenAI function tools; api = "chat" (nested, default) or "responses"
+--- (flat); strict = true makes every schema strict-mode compatible.
+function M.to_openai(tools, o)
+  o = o or {}
+  local api, strict = o.api or "chat", o.strict == true
+  if api ~= "chat" and api ~= "responses" then error("to_openai: api must be 'chat' or 'responses'", 2) end
+  local out = {}
+  for i, t in ipairs(tools) do
+    local fn = { name = t.name, description = t.description, parameters = params_for(t, strict) }
+    if o.strict ~= nil then fn.strict = strict end
+    if api == "chat" then
+      out[i] = { type = "function", ["function"] = fn }
+    else
+      fn.type = "function"
+      out[i] = fn
+    end
+  end
+  return out
+end
+
+--- Anthropic Messages tools: {name, description, input_schema}.
+function M.to_anthropic(tools)
+  local out = {}
+  for i, t in ipairs(tools) do
+    out[i] = { name = t.name, description = t.description, input_schema = t.parameters }
+  end
+  return out
+end
+
+--- MCP tools: {name, description, inputSchema, annotations}.
+function M.to_mcp(tools)
+  local out = {}
+  for i, t in ipairs(tools) do
+    out[i] = { name = t.name, description = t.description, inputSchema = t.parameters,
+               annotations = { readOnlyHint = t.read_only, destructiveHint = t.destructive } }
+  end
+  return out
+end
+
+-- ---- dispatch ---------------------------------------------------------------
+
+--- Run a model's tool call. call: {name =, arguments = table or JSON},
+--- an OpenAI chat tool call ({function = {name, arguments}}), a Responses
+--- function_call ({name, arguments}) or an Anthropic tool_use ({name, input}).
+--- Returns {content =, is_error =}; never raises for a model's mistake.
+function M.dispatch(tools, call)
+  if type(call) ~= "table" then return { content = "The tool call must be an object.", is_error = true } end
+  local fn = type(call["function"]) == "table" and call["function"] or call
+  local name = fn.name
+  local args = fn.arguments
+  if args == nil then args = call.input end
+  local t = type(name) == "string" and tools[name]
+  if not t then
+    local names = {}
+    for _, x in ipairs(tools) do names[#names + 1] = x.name end
+    return { content = fmt("There is no tool named %s. Available tools: %s.", tostring(name),
+      table.concat(names, ", ")), is_error = true }
+  end
+  return t.execute(args)
+end
+
+--- The tool-result message for each provider.
+function M.result_openai(call_id, r)
+  return { role = "tool", tool_call_id = call_id, content = r.is_error and ("Error: " .. r.content) or r.content }
+end
+
+function M.result_openai_responses(call_id, r)
+  return { type = "function_call_output", call_id = call_id,
+           output = r.is_error and ("Error: " .. r.content) or r.content }
+end
+
+function M.result_anthropic(tool_use_id, r)
+  return { type = "tool_result", tool_use_id = tool_use_id, content = r.content, is_error = r.is_error == true }
+end
+
+function M.result_mcp(r)
+  return { content = { { type = "text", text = r.content } }, isError = r.is_error == true }
+end
+
+return M
