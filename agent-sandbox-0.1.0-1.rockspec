@@ -21,9 +21,13 @@ external_dependencies = {
 build = {
   type = "builtin",
   modules = {
-    ["sandbox"] = "lua/sandbox/init.lua",
     ["sandbox.exec"] = "lua/sandbox/exec.lua",
+    ["sandbox"] = "lua/sandbox/init.lua",
     ["sandbox.options"] = "lua/sandbox/options.lua",
+    ["sandbox.tools"] = "lua/sandbox/tools.lua",
+    ["sandbox.tools.builtin"] = "lua/sandbox/tools/builtin.lua",
+    ["sandbox.tools.schema"] = "lua/sandbox/tools/schema.lua",
+    ["sandbox.tools.text"] = "lua/sandbox/tools/text.lua",
     ["sandbox.core"] = {
       sources = {
         "csrc/confine.c",

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(lua5.4 liblua5.4-dev libuv1-dev uthash-dev lua-busted lua-cjson
-      luarocks valgrind gcc make libc6-dev pkg-config ${SANDBOX_EXTRA_PKGS:-})
+      lua-socket lua-sec luarocks valgrind gcc make libc6-dev pkg-config ${SANDBOX_EXTRA_PKGS:-})
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -12,13 +12,16 @@ local s = f:read("a")
 f:close()
 local srcs = {}
 for _, c in ipairs(lines("ls csrc/*.c | sort")) do srcs[#srcs + 1] = ('        "%s",\n'):format(c) end
-s = s:gsub("(      sources = {\n).-(      },)", function(a, b) return a .. table.concat(srcs) .. b end, 1)
+local n
+s, n = s:gsub("(sources = {\n).-(%s*},)", function(a, b) return a .. table.concat(srcs) .. b:gsub("^\n", "") end, 1)
+assert(n == 1, "no sources list found in " .. file)
 local mods = {}
 for _, l in ipairs(lines("cd lua && find sandbox -name '*.lua' | sort")) do
   local m = l:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
   mods[#mods + 1] = ('    ["%s"] = "lua/%s",\n'):format(m, l)
 end
-s = s:gsub('(    modules = {\n)(.-)(    %["sandbox%.core"%])', function(a, _, c) return a .. table.concat(mods) .. c end, 1)
+s, n = s:gsub('(modules = {\n)(.-)(    %["sandbox%.core"%])', function(a, _, c) return a .. table.concat(mods) .. c end, 1)
+assert(n == 1, "no modules list found in " .. file)
 f = assert(io.open(file, "w"))
 f:write(s)
 f:close()

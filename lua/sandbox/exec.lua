@@ -115,9 +115,7 @@ local function add_hint(sb, r)
     r.hint = "the sandbox's pids_limit refused to start more processes"
   elseif r.signal == "SIGXFSZ" then
     r.hint = "the sandbox's file_size_limit was exceeded"
-  elseif r.timed_out then
-    r.hint = "the command ran past its timeout and was killed"
-  else
+  elseif not r.timed_out then
     local text = r.stderr .. "\n" .. r.stdout
     for _, pat in ipairs(DENIAL) do
       if text:find(pat) then
