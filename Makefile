@@ -27,7 +27,7 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all test asan valgrind demo race rockspec clean
+.PHONY: all test asan valgrind demo race difftest rockspec clean
 all: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
@@ -68,7 +68,7 @@ asan:
 # run makes its command sandboxes with confine = false; confinement itself is
 # covered by the plain and sanitizer runs.
 valgrind: $(MODULE) $(TESTBIN)
-	SANDBOX_TEST_UNCONFINED=1 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+	SANDBOX_TEST_UNCONFINED=1 SANDBOX_DIFF_SEQUENCES=200 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 	  --suppressions=$(abspath spec/support/valgrind.supp) \
 	  $(BUSTED) $(BUSTED_ARGS)
@@ -77,6 +77,11 @@ valgrind: $(MODULE) $(TESTBIN)
 RACE_ROUNDS ?= 20000
 race: $(MODULE) $(TESTBIN)
 	SANDBOX_RACE_ROUNDS=$(RACE_ROUNDS) $(BUSTED) spec/race_spec.lua
+
+# Many more differential sequences than the suite runs.
+DIFF_SEQUENCES ?= 100000
+difftest: $(MODULE)
+	SANDBOX_DIFF_SEQUENCES=$(DIFF_SEQUENCES) $(BUSTED) spec/differential_spec.lua
 
 demo: $(MODULE)
 	$(LUA) examples/agent.lua

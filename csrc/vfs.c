@@ -319,20 +319,27 @@ static sb_code vfs_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to
                           bool overwrite, sb_err *e) {
   const sb_mem *hmem = &sb->mem;
   vfs *v = VFS(sb);
-  vnode *src, *dir;
+  vnode *src, *sdir, *dir;
   unsigned miss;
-  sb_code c = lookup(v, from, &src, e);
+  /* as the kernel: both parents first, then the source entry */
+  sb_code c = find_parent(v, from, false, &sdir, &miss, e);
   if (c != SB_OK) return c;
   if ((c = find_parent(v, to, false, &dir, &miss, e)) != SB_OK) return c;
-  if (src->type == SB_T_DIR && is_ancestor(src, dir))
-    return sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
+  size_t slen;
+  const char *sname = sb_path_comp(from, from->ncomp - 1, &slen);
+  if (!(src = child_find(sdir, sname, slen))) return sb_fail(e, SB_ENOENT, NULL);
+  if (from->must_dir && src->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   if (to->must_dir && src->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   size_t nlen;
   const char *name = sb_path_comp(to, to->ncomp - 1, &nlen);
   vnode *dst = child_find(dir, name, nlen);
   if (dst == src) return SB_OK;
+  /* the kernel's order from here: EEXIST, EINVAL, ENOTEMPTY, then types */
+  if (dst && !overwrite) return sb_fail(e, SB_EEXIST, NULL);
+  if (src->type == SB_T_DIR && is_ancestor(src, dir))
+    return sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
+  if (dst && is_ancestor(dst, src)) return sb_fail(e, SB_ENOTEMPTY, NULL);
   if (dst) {
-    if (!overwrite) return sb_fail(e, SB_EEXIST, NULL);
     if (src->type == SB_T_DIR && dst->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
     if (src->type != SB_T_DIR && dst->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
     if (dst->type == SB_T_DIR && dst->children) return sb_fail(e, SB_ENOTEMPTY, NULL);

@@ -286,6 +286,19 @@ for _, be in ipairs(backends.list) do
         assert.equal("1", sb:read_file("f"))
       end)
 
+      -- found by differential testing: the order of checks follows the kernel's
+      it("resolves both parents before the source (ENOTDIR beats ENOENT)", function()
+        new(nil, { ["f/a"] = "file" })
+        assert.equal("ENOTDIR", select(3, sb:rename("missing", "f/a/x", { overwrite = true })))
+      end)
+
+      it("refuses to replace an ancestor of the source (ENOTEMPTY before type checks)", function()
+        new(nil, { ["d/c"] = "file" })
+        assert.equal("ENOTEMPTY", select(3, sb:rename("d/c", "d", { overwrite = true })))
+        assert.equal("EEXIST", select(3, sb:rename("d/c", "d")))
+        assert.equal("file", sb:read_file("d/c"))
+      end)
+
       it("never renames or replaces the root", function()
         new(nil, { ["d/"] = true })
         assert.equal("EINVAL", select(3, sb:rename(".", "x")))
