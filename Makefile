@@ -4,6 +4,8 @@
 #   make asan       the suite with AddressSanitizer + UBSan, leak detection on
 #   make valgrind   the suite under valgrind memcheck
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
+#   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
+#   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
 #   make demo       the agent demo
 
 LUA      ?= lua5.4
@@ -27,7 +29,7 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all test asan valgrind demo race difftest rockspec clean
+.PHONY: all test asan valgrind demo race difftest fuzz fuzz-build coverage rockspec clean
 all: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
@@ -83,6 +85,37 @@ DIFF_SEQUENCES ?= 100000
 difftest: $(MODULE)
 	SANDBOX_DIFF_SEQUENCES=$(DIFF_SEQUENCES) $(BUSTED) spec/differential_spec.lua
 
+# libFuzzer targets (clang): the library objects carry the sanitizer and
+# coverage instrumentation, each fuzz/fuzz_*.c adds the entry point.
+FUZZ_CC     ?= clang
+FUZZ_BUILD  := build-fuzz
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror \
+               -Wno-unused-parameter -Icsrc $(LUA_INC) $(FUZZ_SAN)
+FUZZ_TARGETS := $(patsubst fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_TIME   ?= 60
+$(FUZZ_BUILD)/obj/%.o: csrc/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC))
+	rm -f $@ && ar rcs $@ $^
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lm
+-include $(wildcard $(FUZZ_BUILD)/obj/*.d)
+fuzz-build: $(FUZZ_TARGETS)
+fuzz: fuzz-build
+	FUZZ_TIME=$(FUZZ_TIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# Coverage of csrc/ from the whole suite (gcc --coverage, gcovr summary).
+coverage:
+	rm -rf build-cov
+	$(MAKE) BUILD=build-cov all OPT=-O0 SANFLAGS=--coverage
+	-SANDBOX_BUILD=$(abspath build-cov) $(BUSTED) $(BUSTED_ARGS) >build-cov/suite.log 2>&1
+	@tail -n 3 build-cov/suite.log
+	gcovr --root . --filter 'csrc/' --branches --txt build-cov/branches.txt build-cov/obj
+	gcovr --root . --filter 'csrc/' --print-summary --txt build-cov/lines.txt build-cov/obj | tail -n 3
+	@echo "per-file tables: build-cov/lines.txt build-cov/branches.txt"
+
 demo: $(MODULE)
 	$(LUA) examples/agent.lua
 
@@ -91,4 +124,4 @@ rockspec:
 	$(LUA) scripts/update-rockspec.lua
 
 clean:
-	rm -rf build build-asan build-cov
+	rm -rf build build-asan build-cov build-fuzz

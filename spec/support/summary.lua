@@ -15,7 +15,7 @@ return function(options)
       io.write(("%d passed, %d failed\n"):format(passed, failed))
       io.flush()
       local path = os.getenv("SANDBOX_TEST_COUNTS")
-      if path then
+      if path and path ~= "" then
         local f = assert(io.open(path, "a"))
         f:write(("%d %d\n"):format(passed, failed))
         f:close()
