@@ -190,7 +190,12 @@ static int resolve(const sb_resolver *r, const char *rel, size_t len, int flags,
     tmp[len] = '\0';
     path = tmp;
   }
-  return sys_openat2(r->rootfd, path, flags, mode);
+  int fd = sys_openat2(r->rootfd, path, flags, mode);
+  /* openat2 refuses ".." with EAGAIN while any rename runs anywhere on the
+   * system; under a storm the retries can run out. The walk gives the same
+   * answer without that limit (the fuzzer and the race specs check both). */
+  if (fd == -EAGAIN) fd = walk(r, rel, len, flags, mode, follow_final);
+  return fd;
 }
 
 int sb_resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode) {

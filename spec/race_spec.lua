@@ -137,3 +137,24 @@ for _, be in ipairs(backends.containers()) do
     end
   end)
 end
+
+-- openat2 answers EAGAIN to a lookup through ".." while any rename runs
+-- anywhere on the system; a storm elsewhere must not fail agent operations.
+for _, be in ipairs(backends.containers()) do
+  it("a rename storm elsewhere on the system never fails a lookup through '..' (" .. be.resolver .. ")", function()
+    local w = setup("mkdir -p R/a/b x y; printf hi > R/f")
+    local sb = assert(sandbox.container { base_dir = w .. "/R", resolver = be.resolver })
+    local out = backends.tmpdir("swaps") .. "/count"
+    local pid = start_swapper(w .. "/x", w .. "/y", out)
+    local path, codes, n = ("a/b/../../"):rep(60) .. "f", {}, 0
+    for _ = 1, 5000 do
+      local v, _, code = sb:read_file(path)
+      if v ~= "hi" then codes[#codes + 1] = code end
+      n = n + 1
+    end
+    local swaps = stop_swapper(pid, out)
+    sb:dispose()
+    assert.is_true(swaps > 1000, "the storm did not run")
+    assert.same({}, codes)
+  end)
+end
