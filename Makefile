@@ -6,6 +6,7 @@
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
+#   make bench      the benchmarks of SPEC §10 against their baselines (bench/out/)
 #   make demo       the agent demo
 
 LUA      ?= lua5.4
@@ -29,7 +30,7 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all test asan valgrind demo race difftest fuzz fuzz-build coverage rockspec clean
+.PHONY: all test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build rockspec clean
 all: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
@@ -115,6 +116,18 @@ coverage:
 	gcovr --root . --filter 'csrc/' --branches --txt build-cov/branches.txt build-cov/obj
 	gcovr --root . --filter 'csrc/' --print-summary --txt build-cov/lines.txt build-cov/obj | tail -n 3
 	@echo "per-file tables: build-cov/lines.txt build-cov/branches.txt"
+
+# Baselines for the benchmarks: a bare C uthash tree for Lua, C loops.
+BENCH := $(BUILD)/bench
+bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c
+$(BENCH)/benchtree.so: bench/baseline/uthash_tree.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror $(LUA_INC) -o $@ $<
+$(BENCH)/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+bench:
+	bash scripts/bench.sh
 
 demo: $(MODULE)
 	$(LUA) examples/agent.lua

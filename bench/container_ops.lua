@@ -28,7 +28,7 @@ local function phase(it, ph, n, fn)
   print(("RESULT %s %s %d %.6f %d"):format(name, ph, n, clock() - t0, it))
 end
 
-os.execute("mkdir -p " .. root)
+os.execute("mkdir -p '" .. root .. "'")
 for it = 1, iterations do
   if impl == "sandbox" then
     local sb = assert(sandbox.container { base_dir = root, resolver = resolver })
@@ -45,11 +45,12 @@ for it = 1, iterations do
       for a = 0, 9 do sb:remove("a" .. a) end
     end)
     sb:dispose()
-  else
+  else -- plain Lua: io.open for files, LuaFileSystem (Debian's lua-filesystem) for the rest
+    local lfs = require "lfs"
     local p = root .. "/"
     phase(it, "create", #files, function()
-      for a = 0, 9 do os.execute("mkdir -p " .. p .. "a" .. a) end
-      for _, d in ipairs(dirs) do os.execute("mkdir -p " .. p .. d) end
+      for a = 0, 9 do lfs.mkdir(p .. "a" .. a) end
+      for _, d in ipairs(dirs) do lfs.mkdir(p .. d) end
       for _, f in ipairs(files) do
         local h = assert(io.open(p .. f, "wb"))
         h:write(payload)
@@ -61,6 +62,21 @@ for it = 1, iterations do
         local h = io.open(p .. f, "rb")
         h:read("a")
         h:close()
+      end
+    end)
+    phase(it, "stat", #files, function()
+      for _, f in ipairs(files) do lfs.symlinkattributes(p .. f) end
+    end)
+    phase(it, "list", #listdirs, function()
+      for _, d in ipairs(listdirs) do
+        local out = {}
+        for name in lfs.dir(p .. d) do
+          if name ~= "." and name ~= ".." then
+            local a = lfs.symlinkattributes(p .. d .. "/" .. name)
+            out[#out + 1] = { name = name, type = a.mode, size = a.size, is_directory = a.mode == "directory" }
+          end
+        end
+        table.sort(out, function(x, y) return x.name < y.name end)
       end
     end)
     phase(it, "delete", #files, function()

@@ -1,9 +1,9 @@
-#define _GNU_SOURCE
 /* Baseline for the real-file workload (SPEC §10, perf.md W2): 10 000 files of
  * 100 bytes in 100 directories, done by a C loop, either with every path
  * through openat2(RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS) from a root fd
- * ("openat2") or with plain absolute paths ("plain").
- *   w2_c <openat2|plain> <root-dir> <iterations>
+ * ("openat2") or with plain absolute paths ("plain"); "openat2-atomic"
+ * creates files with the sandbox's atomic protocol instead of O_TRUNC.
+ *   w2_c <openat2|openat2-atomic|plain> <root-dir> <iterations>
  * Prints "RESULT <impl> <phase> <ops> <seconds> <iteration>". */
 #include <dirent.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 static int rootfd;
-static int use_o2;
+static int use_o2, atomic;
 static char root[4096];
 
 static double now(void) {
@@ -48,10 +48,11 @@ static void die(const char *what) {
 
 int main(int argc, char **argv) {
   if (argc != 4) return 2;
-  use_o2 = strcmp(argv[1], "openat2") == 0;
+  use_o2 = strncmp(argv[1], "openat2", 7) == 0;
+  atomic = strcmp(argv[1], "openat2-atomic") == 0;
   snprintf(root, sizeof root, "%s", argv[2]);
   int iters = atoi(argv[3]);
-  const char *impl = use_o2 ? "c-openat2" : "c-plain";
+  const char *impl = atomic ? "c-openat2-atomic" : use_o2 ? "c-openat2" : "c-plain";
   char mk[4200];
   snprintf(mk, sizeof mk, "mkdir -p %s", root);
   if (system(mk) != 0) die("mkdir root");
@@ -76,6 +77,19 @@ int main(int argc, char **argv) {
         close(afd);
         for (int f = 0; f < 100; f++) {
           snprintf(p, sizeof p, "a%d/b%d/f%02d.txt", a, b, f);
+          if (atomic) { /* the same protocol as the sandbox: temporary file, fsync, rename */
+            snprintf(p, sizeof p, "a%d/b%d", a, b);
+            int dfd = o2(p, O_PATH | O_DIRECTORY, 0);
+            char tmp[32], fname[16];
+            snprintf(tmp, sizeof tmp, ".tmp-%d", f);
+            snprintf(fname, sizeof fname, "f%02d.txt", f);
+            int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd < 0 || write(fd, payload, sizeof payload) != sizeof payload) die("create");
+            if (fsync(fd) || fchmod(fd, 0644) || renameat2(dfd, tmp, dfd, fname, RENAME_NOREPLACE)) die("rename");
+            close(fd);
+            close(dfd);
+            continue;
+          }
           int fd = o2(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
           if (fd < 0 || write(fd, payload, sizeof payload) != sizeof payload) die("create");
           close(fd);
@@ -126,14 +140,14 @@ int main(int argc, char **argv) {
     t = now();
     for (int a = 0; a < 10; a++) {
       for (int b = 0; b < 10; b++) {
-        snprintf(p, sizeof p, "a%d/b%d", a, b);
-        int dfd = o2(p, O_PATH | O_DIRECTORY, 0);
-        for (int f = 0; f < 100; f++) {
+        for (int f = 0; f < 100; f++) { /* per call, as an API must: resolve the parent */
+          snprintf(p, sizeof p, "a%d/b%d", a, b);
+          int dfd = o2(p, O_PATH | O_DIRECTORY, 0);
           char name[16];
           snprintf(name, sizeof name, "f%02d.txt", f);
           if (unlinkat(dfd, name, 0)) die("unlink");
+          close(dfd);
         }
-        close(dfd);
         snprintf(p, sizeof p, "a%d", a);
         int afd = o2(p, O_PATH | O_DIRECTORY, 0);
         char name[16];

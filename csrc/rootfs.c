@@ -29,6 +29,7 @@ typedef struct rootfs {
   bool can_write;
   uint64_t max_disk, disk_used;
   bool disk_dirty;
+  uint64_t tmp_seed, tmp_count; /* temporary names without a syscall each */
 } rootfs;
 
 #define FS(sb) ((rootfs *)(sb)->impl)
@@ -351,14 +352,23 @@ static sb_code rf_readdir(sb_sandbox *sb, const sb_path *p, sb_dirlist *dl, sb_e
 
 /* ---- write side --------------------------------------------------------- */
 
-static sb_code write_tmp(int dirfd, char tmp[32], const char *data, size_t len, mode_t mode,
-                         sb_err *e) {
+/* splitmix64: tmp names that are unpredictable from outside (seeded once
+ * from getrandom) without a system call per write. */
+static uint64_t next_tmp(rootfs *fs) {
+  uint64_t z = fs->tmp_seed + ++fs->tmp_count * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Creates the temporary file, writes, syncs and gives it mode 0644; the fd
+ * stays open (*fdout) so its mode can still be changed without a lookup.
+ * On failure nothing is left behind. */
+static sb_code write_tmp(rootfs *fs, int dirfd, char tmp[32], const char *data, size_t len,
+                         int *fdout, sb_err *e) {
   int fd = -1;
   for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-    uint64_t rnd = 0;
-    if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
-      rnd ^= (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&rnd ^ (uint64_t)attempt;
-    snprintf(tmp, 32, TMP_PREFIX "%016llx", (unsigned long long)rnd);
+    snprintf(tmp, 32, TMP_PREFIX "%016llx", (unsigned long long)next_tmp(fs));
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) return fail_errno_now(e);
   }
@@ -372,12 +382,34 @@ static sb_code write_tmp(int dirfd, char tmp[32], const char *data, size_t len, 
   }
   /* durable before visible: a crash leaves the old or the new file, whole */
   if (c == SB_OK && fsync(fd) != 0) c = fail_errno_now(e);
-  if (c == SB_OK && fchmod(fd, mode) != 0) c = fail_errno_now(e);
-  if (close(fd) != 0 && c == SB_OK) c = fail_errno_now(e);
-  if (c != SB_OK) unlinkat(dirfd, tmp, 0);
-  return c;
+  if (c == SB_OK && fchmod(fd, 0644) != 0) c = fail_errno_now(e);
+  if (c != SB_OK) {
+    unlinkat(dirfd, tmp, 0);
+    close(fd);
+    return c;
+  }
+  *fdout = fd;
+  return SB_OK;
 }
 
+/* What stands at the target decides whether and how it is replaced. */
+static sb_code check_target(sb_sandbox *sb, int dirfd, const char *name, size_t len,
+                            const sb_write_opts *o, struct stat *st, bool *exists, sb_err *e) {
+  *exists = fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (!*exists && errno != ENOENT) return fail_errno_now(e);
+  if (*exists && S_ISDIR(st->st_mode)) return sb_fail(e, SB_EISDIR, NULL);
+  if (*exists && S_ISLNK(st->st_mode))
+    return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
+  if (*exists && !S_ISREG(st->st_mode)) return type_error(st, e);
+  if (*exists && !o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
+  return disk_check(sb, (int64_t)len - (*exists ? (int64_t)st->st_size : 0), e);
+}
+
+/* Atomic replace: the content goes to a temporary file in the same
+ * directory, then takes the name with one rename. The common case, a new
+ * name, is tried first with RENAME_NOREPLACE and no stat before it; only
+ * when something is already there is it examined and, if allowed, replaced
+ * with its mode kept. A disk quota needs the size delta first. */
 static sb_code rf_write(sb_sandbox *sb, const sb_path *p, const char *data, size_t len,
                         const sb_write_opts *o, sb_err *e) {
   rootfs *fs = FS(sb);
@@ -387,33 +419,38 @@ static sb_code rf_write(sb_sandbox *sb, const sb_path *p, const char *data, size
   view *v = &fs->views[0];
   int dirfd = open_parent(v, p, o->parents, e);
   if (dirfd < 0) return e->code;
-  char name[SB_NAME_MAX + 1];
+  char name[SB_NAME_MAX + 1], tmp[32];
   last_name(p, name);
-  struct stat st;
-  bool exists = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  mode_t mode = 0644;
-  if (!exists && errno != ENOENT) c = fail_errno_now(e);
-  else if (exists && S_ISDIR(st.st_mode)) c = sb_fail(e, SB_EISDIR, NULL);
-  else if (exists && S_ISLNK(st.st_mode))
-    c = sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
-  else if (exists && !S_ISREG(st.st_mode)) c = type_error(&st, e);
-  else if (exists && !o->overwrite) c = sb_fail(e, SB_EEXIST, NULL);
-  else c = recheck(sb, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
-  int64_t dbytes = (int64_t)len - (exists ? (int64_t)st.st_size : 0);
-  if (c == SB_OK) c = disk_check(sb, dbytes, e);
-  if (exists) mode = st.st_mode & 07777;
-  char tmp[32];
-  if (c == SB_OK) c = write_tmp(dirfd, tmp, data, len, mode, e);
-  if (c == SB_OK) {
-    /* replace atomically; without overwrite never clobber a racing file */
-    int r = o->overwrite ? renameat(dirfd, tmp, dirfd, name)
-                         : renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE);
-    if (r != 0) {
-      c = fail_errno_now(e);
-      unlinkat(dirfd, tmp, 0);
+  struct stat st = {.st_mode = S_IFREG | 0644};
+  bool exists = false, placed = false, plain = false;
+  int tfd = -1;
+  c = recheck(sb, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
+  if (c == SB_OK && fs->max_disk != SB_UNLIMITED)
+    c = check_target(sb, dirfd, name, len, o, &st, &exists, e);
+  if (c == SB_OK) c = write_tmp(fs, dirfd, tmp, data, len, &tfd, e);
+  if (c == SB_OK && !exists) {
+    placed = renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0;
+    if (placed) {
+      disk_apply(fs, (int64_t)len);
+    } else if (errno == EEXIST || (errno == EINVAL && o->overwrite)) {
+      plain = errno == EINVAL; /* a filesystem without RENAME_NOREPLACE */
+      c = check_target(sb, dirfd, name, len, o, &st, &exists, e);
+      if (c == SB_OK && !exists && !plain) c = sb_fail(e, SB_EAGAIN, "the target changed during the write");
     } else {
-      disk_apply(fs, dbytes);
+      c = fail_errno_now(e);
     }
+  }
+  if (c == SB_OK && !placed) { /* a regular file that may be overwritten (or none, plain) */
+    if ((st.st_mode & 07777) != 0644 && fchmod(tfd, st.st_mode & 07777) != 0)
+      c = fail_errno_now(e);
+    else if (renameat(dirfd, tmp, dirfd, name) != 0)
+      c = fail_errno_now(e);
+    else
+      disk_apply(fs, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
+  }
+  if (tfd >= 0) {
+    if (c != SB_OK) unlinkat(dirfd, tmp, 0);
+    close(tfd);
   }
   close(dirfd);
   return c;
@@ -450,6 +487,16 @@ static sb_code rf_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_er
   if (dirfd < 0) return e->code;
   char name[SB_NAME_MAX + 1];
   last_name(p, name);
+  /* Without rules or a disk quota a file needs no stat first: unlink it, and
+   * only a directory (EISDIR) takes the long way. */
+  if (!policy_active(&sb->policy) && fs->max_disk == SB_UNLIMITED && !p->must_dir) {
+    c = unlinkat(dirfd, name, 0) == 0 ? SB_OK : errno == EISDIR ? SB_EISDIR : fail_errno_now(e);
+    if (c != SB_EISDIR) {
+      close(dirfd);
+      return c;
+    }
+    c = SB_OK;
+  }
   struct stat st;
   uint64_t freed = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) c = fail_errno_now(e);
@@ -694,6 +741,8 @@ sb_code sb_rootfs_open(sb_sandbox *sb, const sb_rootfs_opts *o, sb_err *e) {
   }
   *fs = (rootfs){.views = views, .nviews = nviews, .can_write = o->can_write,
                  .max_disk = o->max_disk_usage, .disk_dirty = true};
+  if (getrandom(&fs->tmp_seed, sizeof fs->tmp_seed, GRND_NONBLOCK) != sizeof fs->tmp_seed)
+    fs->tmp_seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)fs; /* still unique per process */
   int rc = 0;
   for (size_t i = 0; i < nviews; i++) {
     int fd = i == 0 ? o->rootfd : o->roots[i - 1];

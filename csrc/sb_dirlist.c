@@ -37,7 +37,9 @@ static int cmp_ent(const void *a, const void *b) {
 }
 
 void sb_dirlist_sort(sb_dirlist *dl) {
-  if (dl->n > 1) qsort(dl->v, dl->n, sizeof *dl->v, cmp_ent);
+  size_t i = 1;
+  while (i < dl->n && cmp_ent(&dl->v[i - 1], &dl->v[i]) < 0) i++; /* often sorted already */
+  if (i < dl->n) qsort(dl->v, dl->n, sizeof *dl->v, cmp_ent);
 }
 
 /* Merge sort: stable, so earlier entries win among equal names. */

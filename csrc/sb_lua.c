@@ -155,14 +155,6 @@ void sb_lua_audit_ok(lua_State *L, sb_sandbox *sb, sb_op *op, lua_Integer size) 
 
 /* ---- methods ------------------------------------------------------------ */
 
-static const char *type_name(int t) {
-  switch (t) {
-  case SB_T_FILE: return "file";
-  case SB_T_DIR: return "directory";
-  case SB_T_SYMLINK: return "symlink";
-  default: return "other";
-  }
-}
 
 #define OP(var, nm)                                                              \
   sb_op var##_storage;                                                           \
@@ -211,16 +203,34 @@ static int m_write_file(lua_State *L) {
   return 1;
 }
 
+/* Result tables are built with keys and type names interned once, as
+ * upvalues of the methods (lua_setfield would look each C string up). */
+static const char *const KEYS[] = {"type", "size", "mtime", "mode", "name", "is_directory",
+                                   "file", "directory", "symlink", "other"};
+enum { K_TYPE = 1, K_SIZE, K_MTIME, K_MODE, K_NAME, K_ISDIR, K_FILE, K_DIR, K_SYMLINK, K_OTHER,
+       K_COUNT = K_OTHER };
+
+static void set_key(lua_State *L, int key) { /* t[key] = value on top; t below it */
+  lua_pushvalue(L, lua_upvalueindex(key));
+  lua_insert(L, -2);
+  lua_rawset(L, -3);
+}
+
+static void push_type(lua_State *L, int t) {
+  lua_pushvalue(L, lua_upvalueindex(t == SB_T_FILE ? K_FILE : t == SB_T_DIR ? K_DIR
+                                    : t == SB_T_SYMLINK ? K_SYMLINK : K_OTHER));
+}
+
 static void push_stat(lua_State *L, const sb_stat *st) {
   lua_createtable(L, 0, 4);
-  lua_pushstring(L, type_name(st->type));
-  lua_setfield(L, -2, "type");
+  push_type(L, st->type);
+  set_key(L, K_TYPE);
   lua_pushinteger(L, (lua_Integer)st->size);
-  lua_setfield(L, -2, "size");
+  set_key(L, K_SIZE);
   lua_pushnumber(L, st->mtime);
-  lua_setfield(L, -2, "mtime");
+  set_key(L, K_MTIME);
   lua_pushinteger(L, st->mode);
-  lua_setfield(L, -2, "mode");
+  set_key(L, K_MODE);
 }
 
 static int m_stat(lua_State *L) {
@@ -287,13 +297,13 @@ static int m_readdir(lua_State *L) {
     if (!entry_visible(sb, &op->p, d)) continue;
     lua_createtable(L, 0, 4);
     lua_pushlstring(L, d->name, d->namelen);
-    lua_setfield(L, -2, "name");
-    lua_pushstring(L, type_name(d->type));
-    lua_setfield(L, -2, "type");
+    set_key(L, K_NAME);
+    push_type(L, d->type);
+    set_key(L, K_TYPE);
     lua_pushboolean(L, d->type == SB_T_DIR);
-    lua_setfield(L, -2, "is_directory");
+    set_key(L, K_ISDIR);
     lua_pushinteger(L, (lua_Integer)d->size);
-    lua_setfield(L, -2, "size");
+    set_key(L, K_SIZE);
     lua_rawseti(L, -2, ++k);
   }
   sb_dirlist_reset(sb, dl);
@@ -437,7 +447,9 @@ static void push_fields_meta(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SB_FIELDS_META) == LUA_TTABLE) return;
   lua_pop(L, 1);
   lua_createtable(L, 0, 1);
-  luaL_newlib(L, methods);
+  lua_createtable(L, 0, (int)(sizeof methods / sizeof methods[0]) + 4);
+  for (int i = 0; i < K_COUNT; i++) lua_pushstring(L, KEYS[i]);
+  luaL_setfuncs(L, methods, K_COUNT);
   sb_lua_open_search(L);
   lua_setfield(L, -2, "__index");
   lua_pushvalue(L, -1);
@@ -463,8 +475,17 @@ sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
   sb->quota.max_bytes = sb->quota.max_nodes = SB_UNLIMITED;
 
   /* Per-instance fields (kind, cwd, ...) in front of the shared methods. */
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 48);
   push_fields_meta(L);
+  /* the methods are copied in: one __index step per call instead of two */
+  lua_getfield(L, -1, "__index");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -6);
+  }
+  lua_pop(L, 1);
   lua_setmetatable(L, -2);
   lua_pushstring(L, be->kind);
   lua_setfield(L, -2, "kind");

@@ -20,7 +20,8 @@ struct vnode {
   char *data;      /* files: `size` bytes and a NUL (NULL when empty) */
   uint64_t size;
   double mtime;
-  uint8_t type; /* SB_T_FILE | SB_T_DIR */
+  uint8_t type;     /* SB_T_FILE | SB_T_DIR */
+  uint8_t unsorted; /* directories: children no longer in name order */
   uint16_t namelen;
   char name[];
 };
@@ -57,9 +58,21 @@ static vnode *child_find(vnode *dir, const char *name, size_t len) {
   return c;
 }
 
-/* Link c under dir; false on OOM (c is then not linked). */
+static int name_cmp(const vnode *a, const vnode *b) {
+  size_t n = a->namelen < b->namelen ? a->namelen : b->namelen;
+  int r = memcmp(a->name, b->name, n);
+  return r ? r : (a->namelen > b->namelen) - (a->namelen < b->namelen);
+}
+
+/* Link c under dir; false on OOM (c is then not linked). uthash appends to
+ * the iteration order: it stays sorted by name while names come in order
+ * (the common case), so listings rarely need to sort. */
 static bool child_add(const sb_mem *hmem, vnode *dir, vnode *c) {
   c->parent = dir;
+  if (dir->children && !dir->unsorted) {
+    UT_hash_table *tbl = dir->children->hh.tbl;
+    if (name_cmp(ELMT_FROM_HH(tbl, tbl->tail), c) > 0) dir->unsorted = 1;
+  }
   HASH_ADD_KEYPTR(hh, dir->children, c->name, c->namelen, c);
   if (!c->hh.tbl) return false;
   dir->mtime = c->mtime;
@@ -263,6 +276,10 @@ static sb_code vfs_stat(sb_sandbox *sb, const sb_path *p, sb_stat *st, sb_err *e
 
 static sb_code list_children(sb_sandbox *sb, vnode *d, sb_dirlist *out, sb_err *e) {
   vnode *c, *tmp;
+  if (d->unsorted) { /* in place, no allocation; later listings find it sorted */
+    HASH_SRT(hh, d->children, name_cmp);
+    d->unsorted = 0;
+  }
   HASH_ITER(hh, d->children, c, tmp) {
     sb_dirent ent = {c->name, c->namelen, c->type, c->type == SB_T_FILE ? c->size : 0};
     if (sb_dirlist_push(sb, out, &ent) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");

@@ -152,6 +152,52 @@ for _, be in ipairs(backends.containers()) do
       sb:dispose()
     end)
 
+    -- write_file takes a new name without a stat first and examines the target only when
+    -- something is there; with a disk quota it examines first. Both give the same answers.
+    for _, quota in ipairs { false, true } do
+      it(("writes onto whatever stands at the target correctly (%s)"):format(quota and "with a disk quota" or "no quota"), function()
+        local d = dir_with { ["file.txt"] = "old", ["dir/x"] = "x" }
+        sh.run(("ln -s file.txt %s/link && ln -s nowhere %s/dangling && mkfifo %s/fifo"):format(d, d, d))
+        local sb = open { base_dir = d, max_disk_usage = quota and "1MB" or nil }
+        local cases = {
+          { "new.txt", nil, true },
+          { "file.txt", nil, true },
+          { "file.txt", { overwrite = false }, "EEXIST" },
+          { "brand-new", { overwrite = false }, true },
+          { "dir", nil, "EISDIR" },
+          { "link", nil, "ELOOP" },
+          { "dangling", nil, "ELOOP" },
+        }
+        for _, c in ipairs(cases) do
+          local ok, _, code = sb:write_file(c[1], "new", c[2])
+          assert.equal(c[3], ok or code, c[1])
+        end
+        assert.is_not_nil(code_of(sb:write_file("fifo", "new")))
+        assert.equal("new", sb:read_file("file.txt"))
+        assert.equal("file.txt", sh.lines("readlink " .. d .. "/link")[1]) -- the link untouched
+        local _, out = sh.run("ls -A " .. d)
+        assert.equal("brand-new\ndangling\ndir\nfifo\nfile.txt\nlink\nnew.txt\n", out) -- no temporary left
+        sb:dispose()
+      end)
+    end
+
+    it("removes files, links and directories without following links (fast path and long way)", function()
+      local d = dir_with { ["f"] = "1", ["dir/x"] = "x", ["empty/.keep"] = "" }
+      sh.run(("rm %s/empty/.keep && ln -s dir %s/link"):format(d, d))
+      local sb = open { base_dir = d }
+      assert.is_true(sb:remove("f"))
+      assert.is_true(sb:remove("link"))
+      assert.equal("x", sb:read_file("dir/x")) -- the link went, not its target
+      assert.equal("ENOTEMPTY", code_of(sb:remove("dir")))
+      assert.is_true(sb:remove("empty"))
+      assert.equal("ENOENT", code_of(sb:remove("f")))
+      assert.equal("ENOTDIR", code_of(sb:remove("dir/x/")))
+      assert.is_true(sb:remove("dir", { recursive = true }))
+      local _, out = sh.run("ls -A " .. d)
+      assert.equal("", out)
+      sb:dispose()
+    end)
+
     it("keeps the file mode on replace and leaves no temporary file behind", function()
       local d = dir_with { ["run.sh"] = "#!/bin/sh\n" }
       sh.run("chmod 755 " .. d .. "/run.sh")

@@ -139,6 +139,35 @@ describe("sandbox.virtual", function()
       sb:dispose()
     end)
 
+    it("lists in byte order whatever order names arrive in (kept sorted, re-sorted on demand)", function()
+      local sb = sandbox.virtual()
+      local names, rng = {}, 12345
+      for i = 1, 300 do
+        rng = (rng * 1103515245 + 12345) % 2147483648
+        names[i] = ("n%05d%s"):format(rng % 100000, i % 3 == 0 and "é" or "")
+        assert(sb:write_file("d/" .. names[i], "x"))
+      end
+      local function listed()
+        local out = {}
+        for _, e in ipairs(sb:readdir("d")) do out[#out + 1] = e.name end
+        return out
+      end
+      local expect = { table.unpack(names) }
+      table.sort(expect)
+      assert.same(expect, listed())
+      -- appends in order stay sorted; a rename to an earlier name and a late small name re-sort
+      assert(sb:write_file("d/zzz", "x"))
+      assert(sb:rename("d/zzz", "d/A"))
+      assert(sb:write_file("d/0", "x"))
+      assert(sb:remove("d/" .. names[1]))
+      table.remove(expect, (function() for i, n in ipairs(expect) do if n == names[1] then return i end end end)())
+      table.insert(expect, 1, "A")
+      table.insert(expect, 1, "0")
+      assert.same(expect, listed())
+      assert.same(expect, listed())
+      sb:dispose()
+    end)
+
     it("handles 100-level deep paths", function()
       local sb = sandbox.virtual()
       local parts = {}

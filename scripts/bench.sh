@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make bench: install what the baselines need, build them, fetch memfs from
+# npm into build/bench (ignored), give the real-file workloads a tmpfs, and
+# run the driver (bench/run.lua). BENCH_ROUNDS sets the rounds (5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="lua-filesystem gnuplot-nox"
+command -v node >/dev/null 2>&1 || extra="$extra nodejs"
+command -v npm >/dev/null 2>&1 || extra="$extra npm"
+SANDBOX_EXTRA_PKGS="$extra" bash scripts/deps.sh
+make -s all bench-build
+B=build/bench
+if [ ! -d "$B/node_modules/memfs" ]; then
+  npm install --prefix "$B" --no-save --no-audit --no-fund --loglevel=error memfs@4.80.1 >/dev/null \
+    || echo "memfs could not be installed: the Node baselines are skipped" >&2
+fi
+# real files go to a tmpfs (perf.md: disk timings on this kind of VM are noise)
+tmp=$B/tmpfs
+mkdir -p "$tmp"
+mounted=0
+if ! mountpoint -q "$tmp"; then
+  if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1g sandbox-bench "$tmp" 2>/dev/null; then
+    mounted=1
+  else
+    tmp=$(mktemp -d /dev/shm/sandbox-bench.XXXXXX)
+  fi
+fi
+cleanup() {
+  if [ $mounted = 1 ]; then umount "$B/tmpfs"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/run.lua
