@@ -6,6 +6,8 @@
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
+#   make static     build/libsandbox.a for hosts linking statically (also built by make)
+#   make embed      run the embedding example (examples/embed)
 #   make bench      the benchmarks of SPEC §10 against their baselines (bench/out/)
 #   make demo       the agent demo
 
@@ -18,7 +20,12 @@ SANFLAGS ?=
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
               -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS   += $(CFLAGS_BASE) $(LUA_INC) $(SANFLAGS)
-LDLIBS   += -luv
+# The shared module links Debian's libuv.so. The static library carries its
+# own copy of libuv from Debian's archive (not PIC, so not in the .so), with
+# every uv_* symbol made local: a host with its own libuv never clashes.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+UV_STATIC ?= $(firstword $(wildcard /usr/lib/$(MULTIARCH)/libuv_a.a /usr/lib/$(MULTIARCH)/libuv.a))
+UV_LINK := -luv
 
 SRC := $(wildcard csrc/*.c)
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
@@ -30,7 +37,7 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build rockspec clean
+.PHONY: all static embed test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build rockspec clean
 all: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
@@ -39,15 +46,50 @@ $(BUILD)/obj/%.o: csrc/%.c
 
 $(MODULE): $(OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(SANFLAGS) -o $@ $(OBJ) $(LDFLAGS) $(LDLIBS)
+	$(CC) -shared $(SANFLAGS) -o $@ $(OBJ) $(LDFLAGS) $(UV_LINK)
 
 -include $(DEP)
+
+# The static library for embedding hosts: the C core, the Lua layer compiled
+# in (scripts/embed-lua.lua), the needed libuv objects, one relocatable object
+# whose only global symbols are the public API of csrc/sandbox.h.
+STATIC_LIB  := $(BUILD)/libsandbox.a
+LUA_LAYER   := $(shell find lua -name '*.lua' | LC_ALL=C sort)
+STATIC_OBJ  := $(BUILD)/obj/static/sandbox_static.o $(BUILD)/obj/static/lua_layer.o
+PUBLIC_SYMS := luaopen_sandbox luaopen_sandbox_core sandbox_preload sandbox_set_error_handler
+$(BUILD)/gen/lua_layer.c: $(LUA_LAYER) scripts/embed-lua.lua
+	@mkdir -p $(dir $@)
+	$(LUA) scripts/embed-lua.lua $@ lua $(LUA_LAYER)
+$(BUILD)/obj/static/lua_layer.o: $(BUILD)/gen/lua_layer.c csrc/static/lua_layer.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc/static -c $< -o $@
+$(BUILD)/obj/static/%.o: csrc/static/%.c csrc/static/lua_layer.h csrc/sandbox.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc -Icsrc/static -c $< -o $@
+$(STATIC_LIB): $(OBJ) $(STATIC_OBJ)
+	$(CC) -r -nostdlib -o $(BUILD)/sandbox-all.o $(OBJ) $(STATIC_OBJ) $(UV_STATIC)
+	objcopy $(addprefix --keep-global-symbol=,$(PUBLIC_SYMS)) $(BUILD)/sandbox-all.o
+	rm -f $@ && ar rcs $@ $(BUILD)/sandbox-all.o
+static: $(STATIC_LIB)
+all: $(STATIC_LIB)
+
+# Hosts linking it: the embed example and the two-threads test.
+EMBED_LIBS := $(STATIC_LIB) -llua5.4 -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
+$(BUILD)/examples/embed-host: examples/embed/host.c examples/embed/capped_alloc.h $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
+$(BUILD)/test/two_states: spec/c/two_states.c $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
+all: $(BUILD)/examples/embed-host $(BUILD)/test/two_states
+embed: $(BUILD)/examples/embed-host
+	$(BUILD)/examples/embed-host examples/embed/game.lua 64
 
 # C test hosts used by the specs
 TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper $(BUILD)/test/probe
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -llua5.4 -lm
+	$(CC) $(CFLAGS) -Iexamples/embed -o $@ $< -llua5.4 -lm
 # runs inside confined sandboxes: no sanitizer runtime (it would need /proc)
 $(BUILD)/test/probe: spec/c/probe.c
 	@mkdir -p $(dir $@)

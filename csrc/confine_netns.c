@@ -37,8 +37,10 @@ SB_CHILD_FN static int lo_up(void) {
 /* In the new namespaces (a copy of the host, not sharing its memory). */
 SB_CHILD_FN static int child_main(void *arg) {
   ns_child *c = arg;
-  close(c->ready_r); /* our copies of the parent's ends, or EOF never comes */
-  close(c->done_w);
+  /* a copy of the host, fds included: keep only our two ends. Any other
+   * pipe held open here (the parent's ends, or another thread's) would keep
+   * its reader from ever seeing EOF. */
+  sb_child_close_fds(c->ready_w, c->done_r);
   int err = lo_up() == 0 ? 0 : errno;
   if (write(c->ready_w, &err, sizeof err) != sizeof err) _exit(1);
   char b;

@@ -515,6 +515,14 @@ bool sb_exec_run(sb_exec *ex, sb_proc *p, double timeout) {
   return p ? p->finished : true;
 }
 
+int sb_exec_backend_fd(sb_exec *ex) { return uv_backend_fd(&ex->loop); }
+
+int sb_exec_backend_timeout(sb_exec *ex) {
+  if (!sb_exec_live(ex, false)) return -1; /* libuv says 0 for an idle loop */
+  uv_update_time(&ex->loop);
+  return uv_backend_timeout(&ex->loop);
+}
+
 int sb_exec_live(sb_exec *ex, bool background_only) {
   int n = 0;
   for (sb_proc *p = ex->procs; p; p = p->next)

@@ -120,6 +120,10 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e);
  * pass (< 0: no limit, 0: do not block). Returns whether p finished. */
 bool sb_exec_run(sb_exec *ex, sb_proc *p, double timeout);
 int sb_exec_live(sb_exec *ex, bool background_only);
+/* For a host's own poller: an fd that turns readable when the loop has work,
+ * and the milliseconds until its next timer (-1: none, 0: work is due). */
+int sb_exec_backend_fd(sb_exec *ex);
+int sb_exec_backend_timeout(sb_exec *ex);
 
 void sb_proc_kill(sb_proc *p, int sig); /* SIGKILL: at once; others: then KILL after grace */
 int sb_proc_write(sb_proc *p, const char *data, size_t len); /* 0 or -errno */

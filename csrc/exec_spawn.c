@@ -28,6 +28,24 @@
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* In a child: close every descriptor above 2 but keep1 and keep2 (-1: none).
+ * Also what keeps a child from holding another thread's pipes open. */
+SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) {
+  int a = keep1 < keep2 ? keep1 : keep2, b = keep1 < keep2 ? keep2 : keep1;
+  unsigned lo = 3;
+  bool ok = true;
+  for (int k = 0; k < 2 && ok; k++) {
+    int keep = k == 0 ? a : b;
+    if (keep < 3) continue;
+    if ((unsigned)keep > lo) ok = syscall(SYS_close_range, lo, (unsigned)keep - 1, 0) == 0;
+    lo = (unsigned)keep + 1;
+  }
+  if (ok) ok = syscall(SYS_close_range, lo, ~0U, 0) == 0;
+  if (!ok) /* kernels before 5.9 */
+    for (int fd = 3; fd < 65536; fd++)
+      if (fd != keep1 && fd != keep2) close(fd);
+}
+
 /* The failed step travels back through a close-on-exec pipe (EOF = the
  * command runs): it works whether or not the child shares our memory
  * (valgrind, for one, turns a vfork-like clone into a fork). */
@@ -125,12 +143,7 @@ CHILD static int child_main(void *arg) {
   /* No descriptor of the host survives: Landlock does not cover files
    * opened before it, so this is part of the confinement too. Only the
    * error pipe stays, and it closes itself at exec. */
-  unsigned ef = (unsigned)c->errfd;
-  if ((ef > 3 && syscall(SYS_close_range, 3, ef - 1, 0) != 0) ||
-      syscall(SYS_close_range, ef + 1, ~0U, 0) != 0) {
-    for (int fd = 3; fd < 65536; fd++)
-      if (fd != c->errfd) close(fd);
-  }
+  sb_child_close_fds(c->errfd, -1);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);

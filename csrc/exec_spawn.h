@@ -57,6 +57,10 @@ typedef struct sb_spawn_req {
 #define SB_CHILD_FN
 #endif
 
+/* In a child before exec (or _exit): close every fd above 2 but keep1 and
+ * keep2 (-1: none). */
+void sb_child_close_fds(int keep1, int keep2);
+
 typedef struct sb_spawn_res {
   pid_t pid;
   int pidfd;       /* -1 when spawned without one */

@@ -438,6 +438,7 @@ static const luaL_Reg methods[] = {
     {"remove", m_remove},       {"rename", m_rename},
     {"exec", m_exec_unsupported}, {"exec_shell", m_exec_unsupported},
     {"processes", sb_lua_exec_processes}, {"poll", sb_lua_exec_poll},
+    {"backend_fd", sb_lua_exec_backend_fd}, {"backend_timeout", sb_lua_exec_backend_timeout},
     {"dispose", m_dispose},     {"close", m_dispose},
     {NULL, NULL}};
 

@@ -7,6 +7,8 @@
  * (no allocation needed) and re-raised when the loop returns. */
 #include "sb_lua_exec.h"
 
+#include "sandbox.h"
+
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,9 @@ typedef struct handle {
 } handle;
 
 #define X(sb) ((exec_ctx *)(sb)->exec)
+
+/* Registry key of the state's handler for errors raised by callbacks. */
+static const char ERROR_HANDLER = 0;
 
 /* ---- callbacks from the loop ------------------------------------------ */
 
@@ -164,15 +169,33 @@ static int trampoline(lua_State *L) {
   return 0;
 }
 
+/* A callback's error goes to the state's error handler when the host set
+ * one: handler(err, {callback=, id=, pid=}). Otherwise (or when the handler
+ * fails too) the first error stays on the stack for the pump to raise. */
+static void report_error(lua_State *L, exec_ctx *x, const cbcall *c) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ERROR_HANDLER) == LUA_TFUNCTION) {
+    lua_insert(L, -2);
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, c->kind == CB_EXIT ? "on_exit" : c->stream == SB_OUT ? "on_stdout" : "on_stderr");
+    lua_setfield(L, -2, "callback");
+    lua_pushinteger(L, (lua_Integer)(intptr_t)c->p->ud);
+    lua_setfield(L, -2, "id");
+    lua_pushinteger(L, c->p->pid);
+    lua_setfield(L, -2, "pid");
+    if (lua_pcall(L, 2, 0, 0) == LUA_OK) return;
+  } else {
+    lua_pop(L, 1);
+  }
+  /* keep the first error where the pump will find it */
+  if (lua_gettop(L) > x->err_base + 1) lua_pop(L, 1);
+}
+
 static void run_protected(exec_ctx *x, cbcall *c) {
   lua_State *L = x->L;
   if (!L || !lua_checkstack(L, 10)) return;
   lua_pushcfunction(L, trampoline);
   lua_pushlightuserdata(L, c);
-  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-    /* keep the first error where the pump will find it */
-    if (lua_gettop(L) > x->err_base + 1) lua_pop(L, 1);
-  }
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) report_error(L, x, c);
 }
 
 static void hook_data(sb_proc *p, int stream, const char *buf, size_t len) {
@@ -552,6 +575,39 @@ int sb_lua_exec_poll(lua_State *L) {
   return 1;
 }
 
+/* sb:backend_fd(): for a host's poller; creates the loop if need be. */
+int sb_lua_exec_backend_fd(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_err e;
+  exec_ctx *x = ready_ctx(L, sb, &e);
+  if (!x) return sb_push_err(L, &e, NULL, 0);
+  lua_pushinteger(L, sb_exec_backend_fd(&x->ex));
+  return 1;
+}
+
+/* sb:backend_timeout(): ms until the loop needs a turn (-1: only when the fd
+ * turns readable); -1 when nothing runs. */
+int sb_lua_exec_backend_timeout(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  exec_ctx *x = X(sb);
+  lua_pushinteger(L, x && x->ready ? sb_exec_backend_timeout(&x->ex) : -1);
+  return 1;
+}
+
+/* sandbox.set_error_handler(fn | nil) */
+static int l_set_error_handler(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ERROR_HANDLER);
+  return 0;
+}
+
+void sandbox_set_error_handler(lua_State *L, lua_CFunction handler) {
+  if (handler) lua_pushcfunction(L, handler);
+  else lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ERROR_HANDLER);
+}
+
 int sb_lua_exec_processes(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
   exec_ctx *x = X(sb);
@@ -660,4 +716,6 @@ void sb_lua_exec_close(lua_State *L, sb_sandbox *sb) {
 void sb_lua_exec_open(lua_State *L) {
   lua_pushcfunction(L, l_spawn);
   lua_setfield(L, -2, "spawn");
+  lua_pushcfunction(L, l_set_error_handler);
+  lua_setfield(L, -2, "set_error_handler");
 }

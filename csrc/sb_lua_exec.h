@@ -28,6 +28,8 @@ int sb_lua_confine(lua_State *L, sb_sandbox *sb, int opts, sb_err *e);
 
 int sb_lua_exec_poll(lua_State *L);      /* sb:poll([timeout]) */
 int sb_lua_exec_processes(lua_State *L); /* sb:processes() */
+int sb_lua_exec_backend_fd(lua_State *L);      /* sb:backend_fd() */
+int sb_lua_exec_backend_timeout(lua_State *L); /* sb:backend_timeout() */
 void sb_lua_exec_open(lua_State *L);     /* core.spawn into the table on top */
 
 #endif

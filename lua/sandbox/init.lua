@@ -20,6 +20,9 @@ local M = {
   version = core.version,
   codes = core.codes(),
   tools = tools, -- define, to_openai, to_anthropic, to_mcp, dispatch, result_*
+  -- set_error_handler(fn | nil): errors raised by exec callbacks go to
+  -- fn(err, {callback=, id=, pid=}) instead of the call that ran them
+  set_error_handler = core.set_error_handler,
 }
 
 --- A VirtualSandbox: an in-memory file tree, no host access at all.

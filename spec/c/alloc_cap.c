@@ -11,35 +11,9 @@
 #include <lua.h>
 #include <lualib.h>
 
-typedef struct {
-  size_t cap, used, peak;
-  unsigned long refused;
-  unsigned long fail_at, count; /* fail_at: 0 = off */
-  int armed;
-} budget;
+#include "capped_alloc.h" /* examples/embed: the same allocator the embed host uses */
 
-static void *capped(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  size_t old = ptr ? osize : 0;
-  if (nsize == 0) {
-    free(ptr);
-    b->used -= old;
-    return NULL;
-  }
-  if (nsize > old && b->used + (nsize - old) > b->cap) {
-    b->refused++;
-    return NULL;
-  }
-  if (b->armed && nsize > old && ++b->count == b->fail_at) {
-    b->refused++;
-    return NULL;
-  }
-  void *p = realloc(ptr, nsize);
-  if (!p) return NULL;
-  b->used = b->used - old + nsize;
-  if (b->used > b->peak) b->peak = b->used;
-  return p;
-}
+typedef capped_budget budget;
 
 static int lua_budget(lua_State *L) {
   budget *b = lua_touserdata(L, lua_upvalueindex(1));
@@ -66,7 +40,7 @@ int main(int argc, char **argv) {
     b.fail_at = strtoul(argv[1] + 5, NULL, 10);
   else
     b.cap = strtoull(argv[1], NULL, 10);
-  lua_State *L = lua_newstate(capped, &b);
+  lua_State *L = lua_newstate(capped_alloc, &b);
   if (!L) return 3;
   luaL_openlibs(L);
   lua_pushlightuserdata(L, &b);
