@@ -25,7 +25,7 @@ CFLAGS   += $(CFLAGS_BASE) $(LUA_INC) $(SANFLAGS)
 # every uv_* symbol made local: a host with its own libuv never clashes.
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 UV_STATIC ?= $(firstword $(wildcard /usr/lib/$(MULTIARCH)/libuv_a.a /usr/lib/$(MULTIARCH)/libuv.a))
-UV_LINK := -luv
+UV_LINK := -luv -lcurl
 
 SRC := $(wildcard csrc/*.c)
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
@@ -74,14 +74,17 @@ static: $(STATIC_LIB)
 all: $(STATIC_LIB)
 
 # Hosts linking it: the embed example and the two-threads test.
-EMBED_LIBS := $(STATIC_LIB) -llua5.4 -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
+EMBED_LIBS := $(STATIC_LIB) -lcurl -llua5.4 -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
 $(BUILD)/examples/embed-host: examples/embed/host.c examples/embed/capped_alloc.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
 $(BUILD)/test/two_states: spec/c/two_states.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
-all: $(BUILD)/examples/embed-host $(BUILD)/test/two_states
+$(BUILD)/test/httpd: spec/c/httpd.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+all: $(BUILD)/examples/embed-host $(BUILD)/test/two_states $(BUILD)/test/httpd
 embed: $(BUILD)/examples/embed-host
 	$(BUILD)/examples/embed-host examples/embed/game.lua 64
 
@@ -143,7 +146,7 @@ $(FUZZ_BUILD)/obj/%.o: csrc/%.c
 $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC))
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lm
 -include $(wildcard $(FUZZ_BUILD)/obj/*.d)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build

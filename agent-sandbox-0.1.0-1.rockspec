@@ -17,12 +17,14 @@ dependencies = { "lua >= 5.4, < 5.5" }
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
   UTHASH = { header = "uthash.h" },
+  CURL = { library = "curl" }, -- curl.h is in the multiarch include dir the compiler searches
 }
 build = {
   type = "builtin",
   modules = {
     ["sandbox.exec"] = "lua/sandbox/exec.lua",
     ["sandbox"] = "lua/sandbox/init.lua",
+    ["sandbox.net"] = "lua/sandbox/net.lua",
     ["sandbox.options"] = "lua/sandbox/options.lua",
     ["sandbox.tools"] = "lua/sandbox/tools.lua",
     ["sandbox.tools.builtin"] = "lua/sandbox/tools/builtin.lua",
@@ -39,6 +41,13 @@ build = {
         "csrc/exec_proc.c",
         "csrc/exec_spawn.c",
         "csrc/fs_tree.c",
+        "csrc/net_agent.c",
+        "csrc/net_gate.c",
+        "csrc/net_hosts.c",
+        "csrc/net_http.c",
+        "csrc/net_proxy.c",
+        "csrc/net_relay.c",
+        "csrc/net_service.c",
         "csrc/resolve.c",
         "csrc/rootfs.c",
         "csrc/sb_caps.c",
@@ -48,6 +57,7 @@ build = {
         "csrc/sb_lua.c",
         "csrc/sb_lua_confine.c",
         "csrc/sb_lua_exec.c",
+        "csrc/sb_lua_net.c",
         "csrc/sb_lua_search.c",
         "csrc/sb_mem.c",
         "csrc/sb_path.c",
@@ -55,9 +65,9 @@ build = {
         "csrc/vfs.c",
       },
       defines = { "_GNU_SOURCE" },
-      libraries = { "uv", "pthread" },
-      incdirs = { "csrc", "$(LIBUV_INCDIR)", "$(UTHASH_INCDIR)" },
-      libdirs = { "$(LIBUV_LIBDIR)" },
+      libraries = { "uv", "curl", "pthread" },
+      incdirs = { "csrc", "$(LIBUV_INCDIR)", "$(UTHASH_INCDIR)", "$(CURL_INCDIR)" },
+      libdirs = { "$(LIBUV_LIBDIR)", "$(CURL_LIBDIR)" },
     },
   },
 }

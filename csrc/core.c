@@ -17,6 +17,7 @@
 #include "sb_glob.h"
 #include "sb_lua.h"
 #include "sb_lua_exec.h"
+#include "sb_lua_net.h"
 #include "vfs.h"
 
 void sb_lua_push_methods(lua_State *L);
@@ -100,6 +101,10 @@ static int l_virtual(lua_State *L) {
   sb->quota.max_nodes = (uint64_t)int_field(L, 1, "max_files", 100000);
   sb_err e;
   if (sb_vfs_open(sb, &e) != SB_OK) luaL_error(L, "not enough memory");
+  if (sb_lua_net_attach(L, sb, 1, &e) != 0) {
+    sb_lua_release(L, sb);
+    return sb_push_err(L, &e, NULL, 0);
+  }
   load_files(L, 1, sb);
   lua_settop(L, ud);
   return 1;
@@ -223,6 +228,10 @@ static int l_container(lua_State *L) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
   }
+  if (sb_lua_net_attach(L, sb, 1, &e) != 0) {
+    sb_lua_release(L, sb);
+    return sb_push_err(L, &e, NULL, 0);
+  }
   lua_getfield(L, 1, "exec");
   bool exec = lua_isnil(L, -1) || lua_toboolean(L, -1);
   lua_pop(L, 1);
@@ -341,6 +350,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
                                  {NULL, NULL}};
   luaL_newlib(L, fns);
   sb_lua_exec_open(L);
+  sb_lua_net_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

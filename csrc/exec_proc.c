@@ -79,6 +79,10 @@ static void maybe_free(sb_proc *p) {
 static void on_closed(uv_handle_t *h) {
   sb_proc *p = h->data;
   p->open_handles--;
+  if (p->finished && p->open_handles == 0 && p->pidfd >= 0) {
+    close(p->pidfd); /* reaped and unwatched: a result needs no fd */
+    p->pidfd = -1;
+  }
   maybe_free(p);
 }
 

@@ -83,6 +83,7 @@ struct sb_sandbox {
   const sb_backend *be; /* set at creation, before the backend opens */
   void *impl;           /* backend state, NULL until opened */
   void *exec;           /* command runner state; NULL = no exec */
+  void *net;            /* host policy, proxy, ports (sb_lua_net.c) */
   bool closed;          /* disposed: every method but close raises */
   sb_mem mem;
   sb_policy policy;

@@ -3,6 +3,7 @@
  * audit. Misuse raises; environmental failures return nil, msg, code. */
 #include "sb_lua.h"
 #include "sb_lua_exec.h"
+#include "sb_lua_net.h"
 
 #include <string.h>
 #include <time.h>
@@ -405,6 +406,7 @@ void sb_lua_release(lua_State *L, sb_sandbox *sb) {
   if (sb->closed) return;
   sb->closed = true;
   sb_lua_exec_close(L, sb); /* commands first: they run in the tree */
+  sb_lua_net_close(sb);     /* then their ports, the proxy, the helpers */
   if (sb->be && sb->be->close) sb->be->close(sb);
   sb_policy_free(&sb->policy, &sb->mem);
   sb_buf_free(&sb->mem, &sb->scratch);

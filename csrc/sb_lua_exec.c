@@ -21,6 +21,7 @@
 #include "confine.h"
 #include "exec_proc.h"
 #include "rootfs.h"
+#include "sb_lua_net.h"
 
 /* Running handles are anchored in a per-sandbox table {[id] = handle}
  * (registry ref procs_ref) so callbacks can reach them; a handle refers to
@@ -158,6 +159,12 @@ static int trampoline(lua_State *L) {
     return 0;
   }
   push_result(L, p);
+  lua_getfield(L, t, "gate"); /* an exposed port closes with its command */
+  if (sb_lua_net_gate_finish(L, -1)) {
+    lua_pushliteral(L, "port_ttl");
+    lua_setfield(L, -3, "killed_by");
+  }
+  lua_pop(L, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, t, "result");
   lua_pushnil(L);
@@ -371,7 +378,10 @@ static int h_index(lua_State *L) {
   if (strcmp(k, "pid") == 0) lua_pushinteger(L, h->pid);
   else if (strcmp(k, "id") == 0) lua_pushinteger(L, h->id);
   else if (strcmp(k, "background") == 0) lua_pushboolean(L, h->background);
-  else {
+  else if (!strcmp(k, "url") || !strcmp(k, "port") || !strcmp(k, "child_port") || !strcmp(k, "token")) {
+    lua_getiuservalue(L, 1, 2); /* an exposed port's */
+    lua_getfield(L, -1, k);
+  } else {
     lua_getmetatable(L, 1);
     lua_getfield(L, -1, "methods");
     lua_getfield(L, -1, k);
@@ -528,9 +538,10 @@ static int l_spawn(lua_State *L) {
   }
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, hidx, 1);
-  lua_createtable(L, 0, 4);
-  for (int i = 0; i < 3; i++) {
-    static const char *const cbs[] = {"on_stdout", "on_stderr", "on_exit"};
+  lua_createtable(L, 0, 8);
+  for (int i = 0; i < 8; i++) {
+    static const char *const cbs[] = {"on_stdout", "on_stderr", "on_exit", "gate",
+                                      "url", "port", "child_port", "token"};
     lua_getfield(L, 2, cbs[i]);
     lua_setfield(L, -2, cbs[i]);
   }
@@ -554,6 +565,13 @@ static int l_spawn(lua_State *L) {
   h->id = p->id;
   h->pid = p->pid;
   h->background = background;
+  if (lua_getfield(L, 2, "gate") == LUA_TUSERDATA &&
+      sb_lua_net_gate_start(L, lua_gettop(L), p->pid, &op.e) != 0) {
+    sb_proc_kill(p, SIGKILL); /* no port, no command: it ends as killed */
+    op.no_path = true;
+    return sb_lua_fail(L, sb, &op);
+  }
+  lua_pop(L, 1);
   sb_rootfs_mark_dirty(sb); /* the command may change the tree */
   lua_pushvalue(L, hidx);
   sb_lua_audit_ok(L, sb, &op, -1);
@@ -629,6 +647,11 @@ int sb_lua_exec_processes(lua_State *L) {
     lua_rawseti(L, -2, j);
   }
   return 1;
+}
+
+const sb_netns *sb_lua_exec_netns(sb_sandbox *sb) {
+  exec_ctx *x = X(sb);
+  return x && !x->conf.refuse && x->conf.netns.net >= 0 ? &x->conf.netns : NULL;
 }
 
 void sb_lua_exec_attach(lua_State *L, sb_sandbox *sb, const sb_lua_exec_opts *o) {

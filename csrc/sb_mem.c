@@ -1,8 +1,25 @@
 #include "sb_mem.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 void sb_mem_init(sb_mem *m, lua_State *L) { m->f = lua_getallocf(L, &m->ud); }
+
+static void *plain_alloc(void *ud, void *p, size_t oldn, size_t n) {
+  (void)ud;
+  (void)oldn;
+  if (n == 0) {
+    free(p);
+    return NULL;
+  }
+  return realloc(p, n);
+}
+
+void sb_mem_init_plain(sb_mem *m) {
+  m->f = plain_alloc;
+  m->ud = NULL;
+}
 
 void *sb_malloc(const sb_mem *m, size_t n) {
   return n ? m->f(m->ud, NULL, 0, n) : NULL;

@@ -13,6 +13,9 @@ typedef struct sb_mem {
 } sb_mem;
 
 void sb_mem_init(sb_mem *m, lua_State *L);
+/* The C library's malloc, for threads other than the Lua state's (a host's
+ * allocator is only ever called from the state's own thread). */
+void sb_mem_init_plain(sb_mem *m);
 void *sb_malloc(const sb_mem *m, size_t n);
 void *sb_realloc(const sb_mem *m, void *p, size_t oldn, size_t n);
 void sb_free(const sb_mem *m, void *p, size_t n);

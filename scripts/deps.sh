@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(lua5.4 liblua5.4-dev libuv1-dev uthash-dev lua-busted lua-cjson
-      lua-socket lua-sec luarocks valgrind gcc make libc6-dev pkg-config ${SANDBOX_EXTRA_PKGS:-})
+      lua-socket lua-sec luarocks valgrind gcc make libc6-dev pkg-config
+      libcurl4-openssl-dev curl ${SANDBOX_EXTRA_PKGS:-})
 
 missing=()
 for p in "${PKGS[@]}"; do

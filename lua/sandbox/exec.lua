@@ -2,6 +2,7 @@
 -- shell gate. The mechanism (spawn, pipes, timeouts, tree kill) is C.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
+local net = require "sandbox.net"
 
 local M = {}
 
@@ -92,6 +93,7 @@ local EXEC_OPTS = {
   cwd = "string", env = "env", timeout = "seconds", stdin = "string", background = "boolean",
   on_stdout = "func", on_stderr = "func", on_exit = "func",
 }
+for k, v in pairs(net.EXEC_OPTS) do EXEC_OPTS[k] = v end
 local SHELL_OPTS = {}
 for k, v in pairs(EXEC_OPTS) do SHELL_OPTS[k] = v end
 SHELL_OPTS.allow_shell = "boolean"
@@ -131,14 +133,23 @@ local function add_hint(sb, r)
 end
 
 local function run(sb, argv, opts)
-  local env, path = M.environment(sb, opts.env)
+  local port_env, port, pcode = net.expose(sb, opts)
+  if port_env == nil then return nil, port, pcode end
+  local extra, msg, code = net.proxy_env(sb)
+  if not extra then return nil, msg, code end
+  for k, v in pairs(port_env or {}) do extra[k] = v end
+  for k, v in pairs(opts.env or {}) do extra[k] = v end
+  local env, path = M.environment(sb, extra)
   local timeout = opts.timeout
   if timeout == nil and not opts.background then timeout = settings[sb].timeout end
-  local h, msg, code = core.spawn(sb, {
+  local spec = {
     argv = argv, env = env, path = path, cwd = opts.cwd, stdin = opts.stdin,
     background = opts.background, keep_stdin = opts.background and opts.stdin == nil,
     timeout = timeout, on_stdout = opts.on_stdout, on_stderr = opts.on_stderr, on_exit = opts.on_exit,
-  })
+  }
+  for k, v in pairs(port or {}) do spec[k] = v end
+  local h
+  h, msg, code = core.spawn(sb, spec)
   if not h then return nil, msg, code end
   if opts.background then return h end
   local r, werr, wcode = h:wait()

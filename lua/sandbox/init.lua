@@ -8,6 +8,7 @@
 local core = require "sandbox.core"
 local options = require "sandbox.options"
 local exec = require "sandbox.exec"
+local net = require "sandbox.net"
 local tools = require "sandbox.tools"
 
 -- Methods written in Lua join the C ones (one method table, every backend).
@@ -15,6 +16,8 @@ local methods = core.methods()
 methods.exec = exec.exec
 methods.exec_shell = exec.exec_shell
 methods.tools = tools.build
+methods.http_get = net.http_get
+methods.host_allowed = core.host_allowed
 
 local M = {
   version = core.version,
@@ -27,16 +30,23 @@ local M = {
 
 --- A VirtualSandbox: an in-memory file tree, no host access at all.
 function M.virtual(opts)
-  return core.virtual(options.check("sandbox.virtual", opts, options.virtual))
+  local o = options.check("sandbox.virtual", opts, options.virtual)
+  net.check_sandbox("sandbox.virtual", o)
+  local sb, msg, code = core.virtual(o)
+  if not sb then return nil, msg, code end
+  net.attach(sb, o)
+  return sb
 end
 
 --- A ContainerSandbox: a real directory, every operation bound to its root
 --- fd. Returns nil, msg, code when the root cannot be opened.
 function M.container(opts)
   local o = options.check("sandbox.container", opts, options.container)
+  net.check_sandbox("sandbox.container", o)
   local sb, msg, code = core.container(o)
   if not sb then return nil, msg, code end
   if sb.has_exec then exec.attach(sb, o) end
+  net.attach(sb, o)
   return sb
 end
 

@@ -214,6 +214,8 @@ M.shared = {
   rules = "rules",
   extensions = "extensions",
   audit = "func",
+  allowed_hosts = "hosts", -- checked by sandbox.net
+  denied_hosts = "hosts",
 }
 
 local function with_shared(t)

@@ -149,6 +149,7 @@ function M.build(sb, opts)
   for _, n in ipairs(B.ORDER) do
     local d = B[n]
     local usable = (not d.needs_exec or sb.has_exec) and (not d.needs_shell or exec.shell_allowed(sb))
+      and (not d.needs_net or sb.allowed_hosts ~= nil)
     if usable then defs[#defs + 1] = { n, d } end
   end
   for _, d in ipairs(opts.extra or {}) do defs[#defs + 1] = { d.name, d } end
