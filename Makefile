@@ -155,7 +155,7 @@ fuzz: fuzz-build
 # Coverage of csrc/ from the whole suite (gcc --coverage, gcovr summary).
 coverage:
 	rm -rf build-cov
-	$(MAKE) BUILD=build-cov all OPT=-O0 SANFLAGS=--coverage
+	$(MAKE) BUILD=build-cov all OPT=-O0 SANFLAGS="--coverage -fprofile-update=atomic"
 	-SANDBOX_BUILD=$(abspath build-cov) $(BUSTED) $(BUSTED_ARGS) >build-cov/suite.log 2>&1
 	@tail -n 3 build-cov/suite.log
 	gcovr --root . --filter 'csrc/' --branches --txt build-cov/branches.txt build-cov/obj

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #define CHUNK (64 * 1024)
-#define QUEUE_MAX (1024 * 1024) /* stop reading a side whose peer lags this much */
+/* Stop reading a side whose peer lags this much. With SB_CONN_MAX this
+ * bounds what a command can make the host hold: 128 x (2 x 256 KiB queued
+ * + 2 x 64 KiB reading) = 80 MiB per server at worst. */
+#define QUEUE_MAX (256 * 1024)
 
 /* A read buffer that becomes the write request carrying it onwards. */
 typedef struct chunk {
@@ -48,6 +51,7 @@ static void conn_maybe_free(sb_netconn *c) {
   for (sb_netconn **pp = &s->conns; *pp; pp = &(*pp)->next)
     if (*pp == c) {
       *pp = c->next;
+      s->nconns--;
       break;
     }
   pend *p = c->pending;
@@ -220,7 +224,8 @@ void sb_netconn_reply(sb_netconn *c, const char *response, size_t len) {
 void sb_netconn_refuse(sb_netconn *c, int status, const char *kind, const char *reason) {
   const char *text = status == 400 ? "Bad Request" : status == 401 ? "Unauthorized"
                    : status == 403 ? "Forbidden" : status == 431 ? "Request Header Fields Too Large"
-                   : status == 502 ? "Bad Gateway" : status == 504 ? "Gateway Timeout" : "Error";
+                   : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable"
+                   : status == 504 ? "Gateway Timeout" : "Error";
   char buf[2048];
   int body = (int)strlen(reason) + 1;
   int n = snprintf(buf, sizeof buf,
@@ -327,6 +332,10 @@ static void on_head_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
       c->headlen = i + 4;
       c->leftover = total - c->headlen;
       uv_read_stop(s);
+      if (c->headlen > SB_HEAD_MAX) {
+        sb_netconn_refuse(c, 431, "bad-request", "sandbox: the request head is too long");
+        return;
+      }
       if (!sb_http_head_valid(c->head, c->headlen)) {
         sb_netconn_refuse(c, 400, "bad-request", "sandbox: malformed request head (only CRLF line "
                                                  "ends, no control bytes, no folded headers)");
@@ -358,8 +367,13 @@ static void on_connection(uv_stream_t *l, int status) {
   c->handles = 1;
   c->next = s->conns;
   s->conns = c;
+  s->nconns++;
   if (uv_accept(l, (uv_stream_t *)&c->a) != 0) {
     conn_close(c);
+    return;
+  }
+  if (s->nconns > SB_CONN_MAX) {
+    sb_netconn_refuse(c, 503, "too-many-connections", "sandbox: too many open connections");
     return;
   }
   if (s->on_activity) s->on_activity(s);
@@ -370,6 +384,7 @@ int sb_netserver_open(sb_netserver *s, uv_loop_t *loop, const sb_mem *mem, int f
   s->loop = loop;
   s->mem = mem;
   s->conns = NULL;
+  s->nconns = 0;
   s->closing = false;
   int r = uv_tcp_init(loop, &s->listener);
   if (r != 0) {

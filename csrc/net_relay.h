@@ -13,6 +13,7 @@
 #include "sb_mem.h"
 
 #define SB_HEAD_MAX (32 * 1024) /* a longer request head is refused (431) */
+#define SB_CONN_MAX 128         /* open connections per server; more get 503 */
 
 typedef struct sb_netconn sb_netconn;
 typedef struct sb_netserver sb_netserver;
@@ -32,6 +33,7 @@ struct sb_netserver {
   void (*on_conn_closing)(sb_netconn *c); /* cancel the owner's requests for c */
   void *ud;
   sb_netconn *conns;
+  int nconns;
 };
 
 struct sb_netconn {

@@ -9,7 +9,9 @@ local function symbols(cmd)
   local out = {}
   for _, l in ipairs(sh.lines(cmd .. " || true")) do
     local kind, name = l:match("^%x*%s+(%a)%s+(%S+)$")
-    if name then out[#out + 1] = kind .. " " .. name end
+    -- a coverage build (make coverage) links gcov's runtime in: not ours
+    local gcov = name and (name:find("^__gcov") or name == "mangle_path")
+    if name and not gcov then out[#out + 1] = kind .. " " .. name end
   end
   table.sort(out)
   return out

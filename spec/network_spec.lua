@@ -249,6 +249,13 @@ describe("commands with allowed_hosts", function()
 
   local function sh_in(script) return assert(sb:exec_shell(script, { timeout = 20 })) end
 
+  it("are reported in sb.confinement, and a refusal gets a hint", function()
+    assert.matches("^allowed_hosts only, through the sandbox's HTTP/HTTPS proxy", sb.confinement.network)
+    local r = sh_in("curl -s -m 5 " .. B.url "/hello" .. "; exit 3")
+    assert.is_true(r.sandbox_denied)
+    assert.matches("allowed_hosts", r.hint)
+  end)
+
   it("get the proxy in their environment", function()
     local r = sh_in 'echo "$HTTP_PROXY $HTTPS_PROXY $https_proxy"'
     local p = r.stdout:match("^(http://127%.0%.0%.1:%d+) ")
@@ -304,9 +311,44 @@ describe("commands with allowed_hosts", function()
   end)
 
   it("are told how to use the proxy when they ask it the wrong way", function()
-    local port = sh_in('echo "${HTTP_PROXY##*:}"').stdout:match("%d+")
-    local https = sh_in(("curl -s -m 5 --noproxy '*' -H 'Host: x' http://127.0.0.1:%s/"):format(port))
-    assert.matches("absolute http:// URLs or CONNECT", https.stdout)
+    assert(sh.run(("cp %s/test/httpd %s/httpd"):format(sh.build, sb.cwd)))
+    local function raw(request) -- bytes exactly as given, straight to the proxy
+      return sh_in(("printf '%s' | ./httpd --client \"${HTTP_PROXY##*:}\""):format(request)).stdout
+    end
+    local cases = {
+      { "GET /hello HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n", "^HTTP/1.1 400 .*absolute http:// URLs or CONNECT" },
+      { "GET https://example.org/ HTTP/1.1\\r\\n\\r\\n", "^HTTP/1.1 400 .*through CONNECT" },
+      { "CONNECT example.org HTTP/1.1\\r\\n\\r\\n", "^HTTP/1.1 400 .*CONNECT needs host:port" },
+      { "CONNECT [::1 HTTP/1.1\\r\\n\\r\\n", "^HTTP/1.1 400" },
+      { "GET http://user@127.0.0.1:" .. A.port .. "/hello HTTP/1.1\\r\\n\\r\\n", "^HTTP/1.1 400 .*bad URL" },
+      { "BOGUS\\r\\n\\r\\n", "^HTTP/1.1 400 .*malformed request line" },
+      { "GET http://x/ HTTP/1.1\\r\\nA: b\\nHost: y\\r\\n\\r\\n", "^HTTP/1.1 400 .*malformed request head" },
+      { "CONNECT [::1]:" .. A.port .. " HTTP/1.1\\r\\n\\r\\n", "^HTTP/1.1 403 .*not in allowed_hosts" },
+      { "GET http://[::ffff:127.0.0.2]:" .. A.port .. "/hello HTTP/1.1\\r\\n\\r\\n", "^HTTP/1.1 403" },
+    }
+    local before = #A.requests()
+    for _, c in ipairs(cases) do assert.matches(c[2], raw(c[1])) end
+    assert.equal(before, #A.requests())
+    -- and a plain absolute-form request is forwarded with the URL's Host, one request per connection
+    local echo = raw("GET http://127.0.0.1:" .. A.port .. "/echo HTTP/1.1\\r\\nHost: evil.example\\r\\n"
+      .. "Proxy-Connection: keep-alive\\r\\nConnection: keep-alive\\r\\n\\r\\n")
+    assert.matches("^HTTP/1.1 200", echo)
+    assert.matches("GET /echo HTTP/1.1\r\n", echo, 1, true)
+    assert.matches("Host: 127.0.0.1:" .. A.port, echo, 1, true)
+    assert.matches("Connection: close", echo, 1, true)
+    assert.is_nil(echo:find("evil.example", 1, true))
+    assert.is_nil(echo:find("Proxy-Connection", 1, true))
+    assert.is_nil(echo:find("keep-alive", 1, true))
+    local huge = raw("GET http://127.0.0.1/ HTTP/1.1\\r\\nX: " .. ("a"):rep(40000) .. "\\r\\n\\r\\n")
+    assert.matches("^HTTP/1.1 431", huge)
+  end)
+
+  it("get a 502 for a name that does not resolve", function()
+    local any = new { allowed_hosts = { "*.invalid" }, allow_shell = true }
+    local r = assert(any:exec_shell("curl -s -m 10 -D - http://no-such-host.invalid/"))
+    assert.matches("^HTTP/1.1 502", r.stdout)
+    assert.matches("dns%-failure", r.stdout)
+    any:dispose()
   end)
 end)
 
@@ -389,6 +431,21 @@ describe("exposed ports", function()
       assert.equal("HTTP/1.1 400 Bad Request", status)
     end
     assert.equal(before, inside_requests())
+  end)
+
+  it("serves at most 128 connections at a time", function()
+    local socket = require "socket"
+    local h = serve { expose_port = 0 }
+    local held = {}
+    for i = 1, 128 do held[i] = assert(socket.connect("127.0.0.1", h.port)) end
+    local extra = assert(socket.connect("127.0.0.1", h.port))
+    extra:settimeout(5)
+    assert.equal("HTTP/1.1 503 Service Unavailable", extra:receive("*l"))
+    extra:close()
+    for _, c in ipairs(held) do c:close() end
+    local deadline = now() + 5 -- the slots come back once the server saw them close
+    while httpd.curl(h.url .. "hello") ~= 200 and now() < deadline do sleep(0.05) end
+    assert.equal(200, (httpd.curl(h.url .. "hello")))
   end)
 
   it("gives the command its port in PORT, a fixed one when asked", function()
@@ -492,11 +549,16 @@ describe("exposed ports", function()
       return url
     end
     cycle() -- libuv's thread pool (DNS) is started once per process: warm it up
+    collectgarbage() -- what other tests left to the collector is not this test's business,
+    collectgarbage() -- and with the collector stopped nothing is released but by dispose
+    collectgarbage("stop")
     local me = "/proc/" .. sh.pid()
     local fds, tasks, kids = count(me .. "/fd"), count(me .. "/task"), children()
     local url = cycle()
-    assert.equal(fds, count(me .. "/fd"))
-    assert.equal(tasks, count(me .. "/task"))
+    local fds_after, tasks_after = count(me .. "/fd"), count(me .. "/task")
+    collectgarbage("restart")
+    assert.equal(fds, fds_after)
+    assert.equal(tasks, tasks_after)
     for pid in pairs(children()) do
       local f = io.open("/proc/" .. pid .. "/status")
       local st = f and f:read("a") or ""

@@ -106,6 +106,7 @@ end
 -- heuristic, widened): a failing command showing one of these gets a hint so
 -- a model does not retry blindly.
 local DENIAL = { "Permission denied", "Operation not permitted", "Network is unreachable",
+                 "not in allowed_hosts", "blocked%-by%-allowlist",
                  "Read%-only file system", "Cannot allocate memory", "Resource temporarily unavailable" }
 
 local function add_hint(sb, r)
@@ -124,7 +125,10 @@ local function add_hint(sb, r)
         r.sandbox_denied = true
         r.hint = "the sandbox denied this: commands may write only inside the sandbox root, "
           .. "read only system directories and the root, and have "
-          .. (conf.network == "allowed" and "network access" or "no network")
+          .. (conf.network == "allowed" and "network access"
+            or conf.network:find("^allowed_hosts") and "network access only to the sandbox's allowed_hosts "
+              .. "(through its proxy; other hosts get HTTP 403)"
+            or "no network")
         break
       end
     end

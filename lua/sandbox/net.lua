@@ -60,6 +60,10 @@ function M.attach(sb, o)
   if o.allowed_hosts then
     core.setfield(sb, "allowed_hosts", { table.unpack(o.allowed_hosts) })
     core.setfield(sb, "denied_hosts", { table.unpack(o.denied_hosts or {}) })
+    local conf = sb.confinement
+    if conf and conf.network and conf.network:find("^none") then
+      conf.network = "allowed_hosts only, through the sandbox's HTTP/HTTPS proxy (" .. conf.network .. ")"
+    end
   end
 end
 

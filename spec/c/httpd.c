@@ -3,6 +3,7 @@
  * arrive). Prints its port on stdout, then serves until killed.
  *
  *   httpd [--port N] [--bind ADDR] LOGFILE     (no --port: $PORT, else any)
+ *   httpd --client PORT       raw client: stdin to 127.0.0.1:PORT, the answer to stdout
  *
  * Routes: /hello, /big?n=BYTES, /redirect?to=URL, /slow?s=SECONDS,
  * /echo (the request head as the body); anything else is 404. */
@@ -91,8 +92,26 @@ static void on_term(int sig) { /* a quiet end: no "Terminated" from the shell */
   _exit(0);
 }
 
+/* Bytes exactly as given (a test's malformed request), then the answer. */
+static int client(int port) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+  if (connect(s, (struct sockaddr *)&sin, sizeof sin) != 0) {
+    perror("connect");
+    return 1;
+  }
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(0, buf, sizeof buf)) > 0) send_all(s, buf, (size_t)n);
+  shutdown(s, SHUT_WR);
+  while ((n = read(s, buf, sizeof buf)) > 0) send_all(1, buf, (size_t)n);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int port = 0;
+  if (argc == 3 && !strcmp(argv[1], "--client")) return client(atoi(argv[2]));
   const char *bind_addr = "127.0.0.1", *log = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--port") && i + 1 < argc) port = atoi(argv[++i]);
