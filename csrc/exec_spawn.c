@@ -51,12 +51,13 @@ SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) {
  * (valgrind, for one, turns a vfork-like clone into a fork). */
 static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "rlimit", "userns",
                                           "netns", "setgroups", "setgid", "setuid",
-                                          "no_new_privs", "landlock", "exec"};
+                                          "pdeathsig", "no_new_privs", "landlock", "exec"};
 enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_RLIMIT, ST_USERNS, ST_NETNS,
-       ST_SETGROUPS, ST_SETGID, ST_SETUID, ST_NNP, ST_LANDLOCK, ST_EXEC };
+       ST_SETGROUPS, ST_SETGID, ST_SETUID, ST_PDEATHSIG, ST_NNP, ST_LANDLOCK, ST_EXEC };
 
 typedef struct child_ctx {
   const sb_spawn_req *req;
+  pid_t host; /* the process spawning it */
   int errfd; /* write end of the error pipe */
   char pathbuf[PATH_MAX + NAME_MAX + 2];
 } child_ctx;
@@ -135,6 +136,11 @@ CHILD static int child_main(void *arg) {
       if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) != 0) FAIL(c, ST_SETGID);
       if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) != 0) FAIL(c, ST_SETUID);
     }
+    /* a host that dies without disposing (SIGKILL, a crash) takes the
+     * leader with it; the rest of its tree then has no parent to hold on
+     * to. After the uid drop, which would clear it; checked against the
+     * host having died already. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != c->host) FAIL(c, ST_PDEATHSIG);
     if (s->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) FAIL(c, ST_NNP);
     if (s->landlock_ruleset_fd >= 0 &&
         syscall(SYS_landlock_restrict_self, s->landlock_ruleset_fd, s->landlock_flags) != 0)
@@ -154,6 +160,7 @@ CHILD static int child_main(void *arg) {
 int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   child_ctx c;
   c.req = req;
+  c.host = getpid();
   res->pid = -1;
   res->pidfd = -1;
   res->err = 0;

@@ -479,3 +479,26 @@ describe("exec without pidfd and without cgroup (forced fallbacks)", function()
     end)
   end
 end)
+
+describe("a host that dies without disposing", function()
+  it("takes its commands' leaders with it (SIGKILL to the host)", function()
+    local d = backends.tmpdir("death")
+    local m = procs.marker()
+    local script = ([[%s -e '
+      package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+      package.cpath = "%s/?.so;" .. package.cpath
+      local s = require("sandbox").container { base_dir = "%s" }
+      assert(s:exec("sleep", { "%s" }, { background = true }))
+      io.write("ready\n") io.flush()
+      while true do s:poll(1) end' & echo $!; wait]]):format(sh.lua(), sh.build, d, m)
+    local p = sh.popen(script)
+    local host = p:read("l")
+    assert.equal("ready", p:read("l"))
+    assert.is_true(#procs.find(m) >= 2) -- the host (its script names the marker) and sleep
+    sh.run("kill -9 " .. host)
+    p:close()
+    local deadline = require("sandbox.core").clock() + 5
+    while #procs.find(m) > 0 and require("sandbox.core").clock() < deadline do sh.run("sleep 0.05") end
+    assert_gone(m)
+  end)
+end)
