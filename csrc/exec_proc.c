@@ -1,4 +1,5 @@
 #include "exec_proc.h"
+#include "sb_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,6 @@
 /* Without a pidfd the exit is polled: soon at first (most commands are
  * short), backing off to REAP_POLL_MAX_MS. */
 #define REAP_POLL_MAX_MS 10
-
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* libuv counts in whole milliseconds of loop time: round up, and one more,
  * so a deadline never fires early. */
@@ -141,7 +136,7 @@ static void finish(sb_proc *p) {
   if (p->finished) return;
   sb_exec *ex = p->ex;
   p->finished = true;
-  p->t_end = mono();
+  p->t_end = sb_now();
   /* nothing of the command outlives it */
   if (tree_alive(p)) {
     tree_signal(p, SIGKILL);
@@ -452,7 +447,7 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   }
   p->pid = res.pid;
   p->pidfd = res.pidfd;
-  p->t0 = mono();
+  p->t0 = sb_now();
 
   uv_loop_t *loop = &ex->loop;
   uv_pipe_init(loop, &p->out[0], 0);
@@ -498,13 +493,13 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
 static void on_wait(uv_timer_t *t) { (void)t; }
 
 bool sb_exec_run(sb_exec *ex, sb_proc *p, double timeout) {
-  double deadline = timeout < 0 ? -1 : mono() + timeout;
+  double deadline = timeout < 0 ? -1 : sb_now() + timeout;
   pipeguard g;
   guard_on(&g);
   ex->running++;
   for (;;) {
     if (p && p->finished) break;
-    double left = deadline < 0 ? -1 : deadline - mono();
+    double left = deadline < 0 ? -1 : deadline - sb_now();
     if (deadline >= 0 && left <= 0) {
       uv_run(&ex->loop, UV_RUN_NOWAIT);
       break;
@@ -634,8 +629,8 @@ void sb_exec_close(sb_exec *ex) {
   if (ex->loop_ready) {
     for (sb_proc *p = ex->procs; p; p = p->next)
       if (!p->finished) sb_proc_kill(p, SIGTERM);
-    double limit = mono() + ex->cfg.grace + ex->cfg.drain + 5;
-    while (sb_exec_live(ex, false) > 0 && mono() < limit) sb_exec_run(ex, NULL, 0.05);
+    double limit = sb_now() + ex->cfg.grace + ex->cfg.drain + 5;
+    while (sb_exec_live(ex, false) > 0 && sb_now() < limit) sb_exec_run(ex, NULL, 0.05);
     for (sb_proc *p = ex->procs; p; p = p->next)
       if (!p->finished) { /* should not happen: make sure anyway */
         tree_signal(p, SIGKILL);

@@ -66,12 +66,9 @@ static void on_head(sb_netconn *c, const char *head, size_t len) {
   /* the token stops here: the command never sees it */
   static const char *const drop_token[] = {"X-Sandbox-Token", NULL};
   static const char *const drop_both[] = {"X-Sandbox-Token", "Authorization", NULL};
-  const char *eol = memmem(head, len, "\r\n", 2);
-  char line[8192];
-  snprintf(line, sizeof line, "%.*s", (int)(eol - head), head);
   size_t cap = len + 8;
   char *out = sb_malloc(c->srv->mem, cap);
-  size_t n = out ? sb_http_rewrite(head, len, line, bearer ? drop_both : drop_token, NULL, out, cap) : 0;
+  size_t n = out ? sb_http_rewrite(head, len, NULL, bearer ? drop_both : drop_token, NULL, out, cap) : 0;
   int fd = n ? sb_netagent_connect(g->agent, g->inner_port) : -1;
   if (fd < 0) {
     char why[200];

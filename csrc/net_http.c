@@ -1,4 +1,5 @@
 #include "net_http.h"
+#include "sb_clock.h"
 
 #include <curl/curl.h>
 #include <netdb.h>
@@ -31,12 +32,6 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) s->r->headers.len = 0; /* a new response */
   if (s->r->headers.len + len > 64 * 1024) return 0;                  /* absurd headers */
   return sb_buf_append(s->m, &s->r->headers, p, len) == 0 ? len : 0;
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
 /* Check the URL's scheme and host, resolve, check the addresses; the
@@ -114,19 +109,15 @@ static bool is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s =
 
 int sb_http_get(const sb_mem *m, const sb_netpolicy *pol, const char *url,
                 const sb_http_opts *o, sb_http_result *r, sb_err *e) {
-  r->status = 0;
-  r->truncated = false;
-  r->redirects = 0;
-  r->body = (sb_buf){0};
-  r->headers = (sb_buf){0};
+  memset(r, 0, sizeof *r);
   snprintf(r->url, sizeof r->url, "%s", url);
   if (strlen(url) >= sizeof r->url) return sb_fail(e, SB_EINVAL, "URL too long"), -1;
-  double deadline = now_s() + o->timeout;
+  double deadline = sb_now() + o->timeout;
   sink s = {m, r, o->max_bytes};
   for (;;) {
     char pin[600];
     if (check_hop(pol, r->url, pin, sizeof pin, r->address, sizeof r->address, e) != 0) return -1;
-    double left = deadline - now_s();
+    double left = deadline - sb_now();
     if (left <= 0) return sb_failf(e, SB_EIO, "timed out after %g s", o->timeout), -1;
     CURL *c = curl_easy_init();
     struct curl_slist *resolve = curl_slist_append(NULL, pin);

@@ -486,7 +486,8 @@ size_t sb_http_rewrite(const char *head, size_t len, const char *request_line,
                        const char *const *drop, const char *extra, char *out, size_t outlen) {
   const char *end = head + len, *p = line_end(head, end);
   if (!p) return 0;
-  int n = snprintf(out, outlen, "%s\r\n", request_line);
+  int n = request_line ? snprintf(out, outlen, "%s\r\n", request_line)
+                       : snprintf(out, outlen, "%.*s\r\n", (int)(p - head), head);
   if (n < 0 || (size_t)n >= outlen) return 0;
   size_t o = (size_t)n;
   for (p += 2; p < end;) {

@@ -17,7 +17,7 @@
 #define SYS_pidfd_open 434
 #endif
 
-static int has_pidfd(void) {
+bool sb_caps_have_pidfd(void) {
   int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
   if (fd < 0) return 0;
   close(fd);
@@ -45,7 +45,7 @@ int sb_caps_push(lua_State *L) {
   lua_createtable(L, 0, 8);
   lua_pushboolean(L, sb_openat2_available());
   lua_setfield(L, -2, "openat2");
-  lua_pushboolean(L, has_pidfd());
+  lua_pushboolean(L, sb_caps_have_pidfd());
   lua_setfield(L, -2, "pidfd");
   int abi = sb_landlock_abi();
   if (abi) lua_pushinteger(L, abi);

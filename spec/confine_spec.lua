@@ -20,13 +20,7 @@ local function with_probe(sb)
   return sb.cwd .. "/probe"
 end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = sh.read_file
 
 local caps = sandbox.capabilities()
 

@@ -1,13 +1,7 @@
 -- Packaging: the rockspec lists every source and module, and `luarocks make`
 -- with Debian's luarocks builds a tree from which `require "sandbox"` works.
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local sh = require "support.sh"
+local function read(path) return assert(sh.read_file(path)) end
 local lines = sh.lines
 
 local function rockspec()

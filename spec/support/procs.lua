@@ -2,6 +2,7 @@
 -- needed, and no helper process that would show up itself). Zombies are
 -- listed apart: they are dead, only not yet reaped by their parent.
 local sandbox = require "sandbox"
+local sh = require "support.sh"
 
 local M = {}
 
@@ -15,13 +16,7 @@ local function pids()
   return out
 end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = sh.read_file
 
 --- pids whose cmdline contains marker: live, zombies
 function M.find(marker)

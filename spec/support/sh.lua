@@ -25,6 +25,15 @@ function M.lines(cmd)
   return t
 end
 
+--- A whole file's bytes, or nil when it cannot be opened.
+function M.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 function M.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 --- Command prefix that runs a child lua5.4 loading the module under test
