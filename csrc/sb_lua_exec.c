@@ -6,6 +6,7 @@
  * callback raises is left on the Lua stack of the function pumping the loop
  * (no allocation needed) and re-raised when the loop returns. */
 #include "sb_lua_exec.h"
+#include "sb_clock.h"
 
 #include "sandbox.h"
 
@@ -282,12 +283,6 @@ static int stream_arg(lua_State *L, int idx) {
   return luaL_checkoption(L, idx, "stdout", names);
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* h:read([stream [, timeout]]): the output that arrived since the last read,
  * "" if none came within timeout (0: do not wait, < 0: wait), nil at EOF. */
 static int h_read(lua_State *L) {
@@ -297,7 +292,7 @@ static int h_read(lua_State *L) {
   if (!h->p) luaL_error(L, "attempt to read a released process");
   sb_proc *p = h->p;
   exec_ctx *x = p->ex ? handle_ctx(L, 1) : NULL;
-  double deadline = now_s() + timeout;
+  double deadline = sb_now() + timeout;
   for (bool first = true;; first = false) {
     const char *d;
     size_t n;
@@ -309,7 +304,7 @@ static int h_read(lua_State *L) {
       lua_pushnil(L);
       return 1;
     }
-    double left = deadline - now_s();
+    double left = deadline - sb_now();
     if (!first && timeout >= 0 && left <= 0) {
       lua_pushliteral(L, "");
       return 1;
@@ -652,6 +647,11 @@ int sb_lua_exec_processes(lua_State *L) {
 const sb_netns *sb_lua_exec_netns(sb_sandbox *sb) {
   exec_ctx *x = X(sb);
   return x && !x->conf.refuse && x->conf.netns.net >= 0 ? &x->conf.netns : NULL;
+}
+
+double sb_lua_exec_grace(sb_sandbox *sb) {
+  exec_ctx *x = X(sb);
+  return x ? x->cfg.grace : 2;
 }
 
 void sb_lua_exec_attach(lua_State *L, sb_sandbox *sb, const sb_lua_exec_opts *o) {

@@ -29,6 +29,9 @@ int sb_lua_confine(lua_State *L, sb_sandbox *sb, int opts, sb_err *e);
 /* The commands' own network namespace, or NULL (outbound allowed, no exec). */
 const sb_netns *sb_lua_exec_netns(sb_sandbox *sb);
 
+/* Seconds from SIGTERM to SIGKILL (kill_grace). */
+double sb_lua_exec_grace(sb_sandbox *sb);
+
 int sb_lua_exec_poll(lua_State *L);      /* sb:poll([timeout]) */
 int sb_lua_exec_processes(lua_State *L); /* sb:processes() */
 int sb_lua_exec_backend_fd(lua_State *L);      /* sb:backend_fd() */

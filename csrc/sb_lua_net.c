@@ -21,6 +21,7 @@
 #include "net_http.h"
 #include "net_proxy.h"
 #include "net_service.h"
+#include "sb_caps.h"
 #include "sb_lua_exec.h"
 
 typedef struct gate_ud gate_ud;
@@ -279,7 +280,7 @@ static int host_listener(const char *host, uint16_t *port, sb_err *e) {
   return fd;
 }
 
-/* core.expose(sb, {port=, bind_host=, ttl=, grace=, token=}) -> gate,
+/* core.expose(sb, {port=, bind_host=, ttl=, token=}) -> gate,
  * host port, the command's port | nil, msg, code. The gate serves once
  * core.spawn starts the command. */
 static int l_expose(lua_State *L) {
@@ -290,23 +291,19 @@ static int l_expose(lua_State *L) {
   lua_getfield(L, 2, "port");
   lua_getfield(L, 2, "bind_host");
   lua_getfield(L, 2, "ttl");
-  lua_getfield(L, 2, "grace");
   lua_getfield(L, 2, "token");
-  uint16_t inner = (uint16_t)luaL_optinteger(L, -5, 0), outer = 0;
-  const char *bind_host = luaL_optstring(L, -4, "127.0.0.1");
-  double ttl = luaL_optnumber(L, -3, 0), grace = luaL_optnumber(L, -2, 2);
+  uint16_t inner = (uint16_t)luaL_optinteger(L, -4, 0), outer = 0;
+  const char *bind_host = luaL_optstring(L, -3, "127.0.0.1");
+  double ttl = luaL_optnumber(L, -2, 0), grace = sb_lua_exec_grace(sb);
   size_t toklen = 0;
   const char *token = luaL_optlstring(L, -1, NULL, &toklen);
   if (toklen > SB_TOKEN_MAX) luaL_error(L, "the port token is longer than %d bytes", SB_TOKEN_MAX);
   if (net_ready(sb, "expose_port", &e) != 0) return sb_push_err(L, &e, NULL, 0);
   if (ttl > 0) { /* the TTL kills through a pidfd: fail closed without */
-    int probe = getenv("SANDBOX_NO_PIDFD") ? (errno = ENOSYS, -1) /* test switch */
-                                           : (int)syscall(SYS_pidfd_open, getpid(), 0);
-    if (probe < 0) {
-      sb_failf(&e, SB_ENOTSUP, "port_ttl needs pidfd (Linux 5.3 or later): %s", strerror(errno));
+    if (getenv("SANDBOX_NO_PIDFD") /* test switch */ || !sb_caps_have_pidfd()) {
+      sb_fail(&e, SB_ENOTSUP, "port_ttl needs pidfd (Linux 5.3 or later), which this kernel lacks");
       return sb_push_err(L, &e, NULL, 0);
     }
-    close(probe);
   }
   if (inner == 0) {
     int r = sb_netagent_free_port(&n->agent, &inner);

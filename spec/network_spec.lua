@@ -496,6 +496,16 @@ describe("exposed ports", function()
     assert.equal(0, (httpd.curl(h.url .. "hello")))
   end)
 
+  it("kills one that ignores SIGTERM after kill_grace", function()
+    if not has_pidfd then return end -- see above
+    local h = assert(sb:exec_shell("trap '' TERM; ./httpd log.txt >/dev/null 2>&1 & wait",
+      { background = true, expose_port = 0, port_ttl = 1 }))
+    local r = assert(h:wait(15))
+    assert.equal("port_ttl", r.killed_by)
+    assert.equal("SIGKILL", r.signal)
+    assert.is_true(r.duration < 2.8, "took " .. r.duration) -- ttl 1 + kill_grace 0.3 (the default 2 would be >= 3)
+  end)
+
   it("keeps a command alive while its port is used", function()
     if not has_pidfd then return end -- see above
     local h = serve { expose_port = 0, port_ttl = 1.5 }
