@@ -37,8 +37,9 @@ MODULE := $(BUILD)/sandbox/core.so
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 
-.PHONY: all static embed test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build rockspec clean
+.PHONY: all module install static embed test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
+module: $(MODULE)
 
 $(BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
@@ -100,15 +101,17 @@ $(BUILD)/test/probe: spec/c/probe.c
 all: $(TESTBIN)
 
 test: $(MODULE) $(TESTBIN)
+	bash scripts/npm-deps.sh
 	$(BUSTED) $(BUSTED_ARGS)
 
 ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
 asan:
 	$(MAKE) BUILD=build-asan all OPT=-O1 SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+	bash scripts/npm-deps.sh
 	SANDBOX_BUILD=$(abspath build-asan) LD_PRELOAD=$(ASAN_LIB) SANDBOX_LUA_PRELOAD=$(ASAN_LIB) \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
 	LSAN_OPTIONS=suppressions=$(abspath spec/support/lsan.supp):print_suppressions=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 SANDBOX_STREAM_MB=32 \
 	$(BUSTED) $(BUSTED_ARGS)
 
 # valgrind 3.19 knows neither openat2 nor the Landlock system calls: the
@@ -116,7 +119,8 @@ asan:
 # run makes its command sandboxes with confine = false; confinement itself is
 # covered by the plain and sanitizer runs.
 valgrind: $(MODULE) $(TESTBIN)
-	SANDBOX_TEST_UNCONFINED=1 SANDBOX_DIFF_SEQUENCES=200 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+	bash scripts/npm-deps.sh
+	SANDBOX_TEST_UNCONFINED=1 SANDBOX_DIFF_SEQUENCES=200 SANDBOX_STREAM_MB=4 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 	  --suppressions=$(abspath spec/support/valgrind.supp) \
 	  $(BUSTED) $(BUSTED_ARGS)
@@ -177,9 +181,17 @@ bench:
 demo: $(MODULE)
 	$(LUA) examples/agent.lua
 
-# keep the rockspec's source and module lists in step with the tree
-rockspec:
-	$(LUA) scripts/update-rockspec.lua
+# Install the module, the Lua layer and the command line (the rock's
+# install step runs this with luarocks' directories).
+LUA_VERSION ?= $(patsubst lua%,%,$(LUA))
+PREFIX      ?= /usr/local
+INST_LIBDIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
+INST_LUADIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
+INST_BINDIR ?= $(PREFIX)/bin
+install: $(MODULE)
+	install -d $(DESTDIR)$(INST_LIBDIR)/sandbox
+	install -m 755 $(MODULE) $(DESTDIR)$(INST_LIBDIR)/sandbox/core.so
+	cd lua && find sandbox -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(INST_LUADIR)/{} \;
 
 clean:
 	rm -rf build build-asan build-cov build-fuzz

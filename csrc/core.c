@@ -277,6 +277,18 @@ static int l_normalize(lua_State *L) {
   return 1;
 }
 
+/* core.check_open(sb, what): raises "what: attempt to use a disposed
+ * sandbox" at the position of the Lua method's caller (level 2), so the
+ * error points at the user's line, not into the Lua layer. */
+static int l_check_open(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check(L, 1);
+  if (!sb->closed) return 0;
+  luaL_where(L, 2);
+  lua_pushfstring(L, "%s: attempt to use a disposed sandbox", luaL_optstring(L, 2, "sandbox"));
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
 static int l_methods(lua_State *L) {
   sb_lua_push_methods(L);
   return 1;
@@ -339,6 +351,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
                                  {"container", l_container},
                                  {"capabilities", sb_caps_push},
                                  {"methods", l_methods},
+                                 {"check_open", l_check_open},
                                  {"footprint", l_footprint},
                                  {"setfield", l_setfield},
                                  {"codes", l_codes},
@@ -352,5 +365,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   sb_lua_net_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushlightuserdata(L, NULL); /* JSON null: the value lua-cjson uses too */
+  lua_setfield(L, -2, "null");
   return 1;
 }

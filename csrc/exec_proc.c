@@ -130,6 +130,8 @@ static uint64_t limit_counter(sb_proc *p, int i) {
   return 0;
 }
 
+static void lift(sb_proc *p);
+
 /* ---- finishing -------------------------------------------------------- */
 
 static void finish(sb_proc *p) {
@@ -183,6 +185,7 @@ static void leader_exited(sb_proc *p) {
   if (r == 0) return;
   p->exited = true;
   p->status = r < 0 ? -1 : status; /* -1: reaped by someone else */
+  lift(p); /* what is left in the pipes is read to the end */
   if (p->pidfd >= 0) uv_poll_stop(&p->exit_poll);
   else uv_timer_stop(&p->t_reap);
   uv_timer_stop(&p->t_timeout);
@@ -208,26 +211,63 @@ static void on_reap_tick(uv_timer_t *t) {
 
 /* ---- output ----------------------------------------------------------- */
 
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  (void)hint;
-  sb_proc *p = h->data;
-  *buf = uv_buf_init(p->ex->readbuf, sizeof p->ex->readbuf);
+/* Bytes a handle may queue for h:read before its pipe stops being read:
+ * max_output_bytes, and never less than one read. */
+static size_t queue_cap(const sb_proc *p) {
+  size_t cap = p->ex->cfg.max_output;
+  return cap < sizeof p->ex->readbuf ? sizeof p->ex->readbuf : cap;
 }
 
+/* Backpressure holds while the command runs and nobody waits for it; a
+ * waiter, a kill or the leader's exit lifts it (see exec_proc.h). */
+static bool hold_back(const sb_proc *p) {
+  return !p->exited && !p->kill_sig && !p->waiters && !p->released;
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+
+static void resume(sb_proc *p, int k) {
+  if (!p->paused[k]) return;
+  p->paused[k] = false;
+  if (!p->eof[k] && !uv_is_closing((uv_handle_t *)&p->out[k])) uv_read_start((uv_stream_t *)&p->out[k], on_alloc, on_read);
+}
+
+static void lift(sb_proc *p) {
+  resume(p, SB_OUT);
+  resume(p, SB_ERR);
+}
+
+/* Keep a chunk for h:read; with backpressure on, a full queue stops the
+ * pipe (one read may overshoot the cap by its size). */
 static void queue_add(sb_proc *p, int k, const char *d, size_t n) {
   const sb_mem *m = &p->ex->mem;
   sb_buf *q = &p->queue[k];
   if (p->qoff[k] == q->len) q->len = p->qoff[k] = 0;
-  if (q->len - p->qoff[k] + n > p->ex->cfg.max_output) {
-    p->qdropped[k] += n; /* nobody reads: keep memory bounded */
+  size_t pending = q->len - p->qoff[k], cap = queue_cap(p);
+  bool hold = hold_back(p);
+  if (!hold && pending >= cap) {
+    p->qdropped[k] += n; /* nobody reads while it ends: the result keeps head and tail */
     return;
   }
   if (p->qoff[k] > 0 && q->len + n > q->cap) {
-    memmove(q->p, q->p + p->qoff[k], q->len - p->qoff[k]);
-    q->len -= p->qoff[k];
+    memmove(q->p, q->p + p->qoff[k], pending);
+    q->len = pending;
     p->qoff[k] = 0;
   }
-  if (sb_buf_append(m, q, d, n) != 0) p->qdropped[k] += n;
+  if (sb_buf_append(m, q, d, n) != 0) {
+    p->qdropped[k] += n; /* out of memory: counted, never silent */
+    p->output_incomplete = true;
+  } else if (hold && pending + n >= cap) {
+    uv_read_stop((uv_stream_t *)&p->out[k]);
+    p->paused[k] = true;
+  }
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  (void)hint;
+  sb_proc *p = h->data;
+  *buf = uv_buf_init(p->ex->readbuf, sizeof p->ex->readbuf);
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
@@ -235,7 +275,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   int k = s == (uv_stream_t *)&p->out[SB_ERR] ? SB_ERR : SB_OUT;
   if (n > 0) {
     if (sb_outbuf_add(&p->ex->mem, &p->cap[k], buf->base, (size_t)n) != 0) p->output_incomplete = true;
-    if (p->background) queue_add(p, k, buf->base, (size_t)n);
+    if (p->queued[k]) queue_add(p, k, buf->base, (size_t)n);
     if (p->ex->hooks.on_data) p->ex->hooks.on_data(p, k, buf->base, (size_t)n);
   } else if (n < 0) { /* EOF, or the pipe broke */
     p->eof[k] = true;
@@ -263,6 +303,7 @@ static void on_timeout(uv_timer_t *t) {
 void sb_proc_kill(sb_proc *p, int sig) {
   if (!p->ex || p->finished) return;
   if (sig == SIGKILL || p->kill_sig == 0) p->kill_sig = sig;
+  lift(p); /* a writer blocked on a full queue must see the signal */
   tree_signal(p, sig);
   if (sig != SIGKILL && !uv_is_active((uv_handle_t *)&p->t_kill))
     uv_timer_start(&p->t_kill, on_grace, ms(p->ex->cfg.grace), 0);
@@ -328,7 +369,17 @@ bool sb_proc_pop(sb_proc *p, int k, const char **data, size_t *len) {
   *data = q->p + p->qoff[k];
   *len = q->len - p->qoff[k];
   p->qoff[k] = q->len;
+  if (p->ex && !p->finished) resume(p, k);
   return true;
+}
+
+void sb_proc_wait_begin(sb_proc *p) {
+  p->waiters++;
+  if (p->ex && !p->finished) lift(p);
+}
+
+void sb_proc_wait_end(sb_proc *p) {
+  if (p->waiters > 0) p->waiters--;
 }
 
 bool sb_proc_stream_done(sb_proc *p, int k) {
@@ -379,6 +430,8 @@ sb_proc *sb_exec_spawn(sb_exec *ex, sb_exec_start *st, sb_err *e) {
   p->cg.dirfd = p->cg.procs_fd = p->cg.events_fd = -1;
   for (int i = 0; i < SB_NLIM; i++) p->lim[i].dirfd = p->lim[i].procs_fd = p->lim[i].events_fd = -1;
   p->background = st->background;
+  p->queued[SB_OUT] = st->background && st->queue[SB_OUT];
+  p->queued[SB_ERR] = st->background && st->queue[SB_ERR];
   p->timeout = st->timeout;
   for (int k = 0; k < 2; k++) sb_outbuf_init(&p->cap[k], ex->cfg.max_output);
 
@@ -504,6 +557,10 @@ bool sb_exec_run(sb_exec *ex, sb_proc *p, double timeout) {
       uv_run(&ex->loop, UV_RUN_NOWAIT);
       break;
     }
+    /* the loop's clock is cached from its last turn: a host that slept
+     * since would get a timer already due, and then a turn that blocks
+     * without one */
+    uv_update_time(&ex->loop);
     if (left >= 0) uv_timer_start(&ex->wait_timer, on_wait, ms(left) + 1, 0);
     int alive = uv_run(&ex->loop, UV_RUN_ONCE);
     uv_timer_stop(&ex->wait_timer);
@@ -531,6 +588,7 @@ int sb_exec_live(sb_exec *ex, bool background_only) {
 
 void sb_proc_release(sb_proc *p) {
   p->released = true;
+  if (p->ex && !p->finished) lift(p); /* nobody can read it any more */
   if (!p->ex) proc_free(p, &p->mem); /* detached: its handles are gone already */
   else maybe_free(p);
 }

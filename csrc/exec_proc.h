@@ -82,9 +82,16 @@ struct sb_proc {
   int status;   /* waitpid encoding */
   double t0, t_end, timeout;
   sb_outbuf cap[2];
-  sb_buf queue[2]; /* unread chunks for h:read (background) */
+  /* Unread output for h:read (background streams without a callback). A
+   * full queue stops reading its pipe (the command blocks in write, as on
+   * any pipe) until the reader drains it; only while someone waits for
+   * the result, or the command is ending, does output that does not fit
+   * go to the result alone, counted in qdropped. */
+  bool queued[2], paused[2];
+  sb_buf queue[2];
   size_t qoff[2];
   uint64_t qdropped[2];
+  int waiters; /* h:wait calls in progress */
   sb_cgroup cg;
   sb_cgroup lim[SB_NLIM];
   uint64_t cnt0[SB_NLIM]; /* oom kills, pids refusals at the start */
@@ -98,6 +105,7 @@ typedef struct sb_exec_start {
   size_t stdin_len;
   bool keep_stdin;         /* background: leave stdin open for writes */
   bool background;
+  bool queue[2];           /* background: keep stdout / stderr for h:read */
   double timeout;          /* seconds, <= 0 = none */
   bool cgroup;             /* put the command in its own cgroup leaf */
 } sb_exec_start;
@@ -128,8 +136,14 @@ int sb_exec_backend_timeout(sb_exec *ex);
 void sb_proc_kill(sb_proc *p, int sig); /* SIGKILL: at once; others: then KILL after grace */
 int sb_proc_write(sb_proc *p, const char *data, size_t len); /* 0 or -errno */
 void sb_proc_close_stdin(sb_proc *p);
-/* Next queued chunk of a stream into out (NULL when empty). */
+/* Next queued chunk of a stream into out (false when empty); reading the
+ * pipe resumes if a full queue had stopped it. The chunk stays valid until
+ * the loop runs again. */
 bool sb_proc_pop(sb_proc *p, int stream, const char **data, size_t *len);
+/* Someone waits for p's result: while they do, a full queue no longer
+ * holds the command back (calls nest; end each begin). */
+void sb_proc_wait_begin(sb_proc *p);
+void sb_proc_wait_end(sb_proc *p);
 bool sb_proc_stream_done(sb_proc *p, int stream); /* EOF and nothing queued */
 /* The binding is done with p: freed once it has finished and closed. */
 void sb_proc_release(sb_proc *p);

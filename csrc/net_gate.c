@@ -72,8 +72,8 @@ static void on_head(sb_netconn *c, const char *head, size_t len) {
   int fd = n ? sb_netagent_connect(g->agent, g->inner_port) : -1;
   if (fd < 0) {
     char why[200];
-    snprintf(why, sizeof why, "sandbox: nothing is listening on port %u inside the sandbox (yet)",
-             g->inner_port);
+    snprintf(why, sizeof why, "sandbox: nothing listens on port %u inside the sandbox, the port the "
+             "command was given in $PORT (still starting, or listening on another port?)", g->inner_port);
     sb_netconn_refuse(c, 502, "upstream-unreachable", n ? why : "sandbox: request head too large");
   } else {
     sb_netconn_attach(c, fd, out, n);

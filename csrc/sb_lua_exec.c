@@ -135,6 +135,10 @@ static void push_result(lua_State *L, sb_proc *p) {
   lua_setfield(L, -2, "stderr_dropped");
   lua_pushboolean(L, p->output_incomplete);
   lua_setfield(L, -2, "output_incomplete");
+  if (p->background) {
+    lua_pushinteger(L, (lua_Integer)(p->qdropped[0] + p->qdropped[1]));
+    lua_setfield(L, -2, "read_dropped");
+  }
   lua_pushnumber(L, p->t_end - p->t0);
   lua_setfield(L, -2, "duration");
   lua_pushinteger(L, p->pid);
@@ -233,6 +237,26 @@ static bool pump(lua_State *L, exec_ctx *x, sb_proc *p, double timeout) {
   return done;
 }
 
+/* Pump while waiting for p: its full queues no longer hold it back. A
+ * callback error raised by the pump must not leave p counted as waited. */
+static int wait_pump_k(lua_State *L) {
+  exec_ctx *x = lua_touserdata(L, 1);
+  sb_proc *p = lua_touserdata(L, 2);
+  pump(L, x, p, lua_tonumber(L, 3));
+  return 0;
+}
+
+static void wait_pump(lua_State *L, exec_ctx *x, sb_proc *p, double timeout) {
+  sb_proc_wait_begin(p);
+  lua_pushcfunction(L, wait_pump_k);
+  lua_pushlightuserdata(L, x);
+  lua_pushlightuserdata(L, p);
+  lua_pushnumber(L, timeout);
+  int rc = lua_pcall(L, 3, 0, 0);
+  sb_proc_wait_end(p);
+  if (rc != LUA_OK) lua_error(L);
+}
+
 /* ---- handles ---------------------------------------------------------- */
 
 static handle *check_handle(lua_State *L, int idx) {
@@ -265,7 +289,7 @@ static int h_wait(lua_State *L) {
   exec_ctx *x = handle_ctx(L, 1);
   sb_proc *p = live_proc(L, h);
   if (!x) luaL_error(L, "attempt to use a process of a disposed sandbox");
-  pump(L, x, p, timeout);
+  wait_pump(L, x, p, timeout);
   if (h_result(L, 1) == LUA_TTABLE) return 1;
   sb_err e;
   sb_fail(&e, SB_EAGAIN, "the process is still running");
@@ -291,6 +315,9 @@ static int h_read(lua_State *L) {
   double timeout = luaL_optnumber(L, 3, 0);
   if (!h->p) luaL_error(L, "attempt to read a released process");
   sb_proc *p = h->p;
+  if (!p->queued[k])
+    luaL_error(L, "h:read: this process's %s goes to its %s callback", k == SB_OUT ? "stdout" : "stderr",
+               k == SB_OUT ? "on_stdout" : "on_stderr");
   exec_ctx *x = p->ex ? handle_ctx(L, 1) : NULL;
   double deadline = sb_now() + timeout;
   for (bool first = true;; first = false) {
@@ -373,6 +400,8 @@ static int h_index(lua_State *L) {
   if (strcmp(k, "pid") == 0) lua_pushinteger(L, h->pid);
   else if (strcmp(k, "id") == 0) lua_pushinteger(L, h->id);
   else if (strcmp(k, "background") == 0) lua_pushboolean(L, h->background);
+  else if (strcmp(k, "read_dropped") == 0) /* output that went past h:read (see exec_proc.h) */
+    lua_pushinteger(L, h->p ? (lua_Integer)(h->p->qdropped[0] + h->p->qdropped[1]) : 0);
   else if (!strcmp(k, "url") || !strcmp(k, "port") || !strcmp(k, "child_port") || !strcmp(k, "token")) {
     lua_getiuservalue(L, 1, 2); /* an exposed port's */
     lua_getfield(L, -1, k);
@@ -481,6 +510,12 @@ static int l_spawn(lua_State *L) {
   sb_exec_start st;
   memset(&st, 0, sizeof st);
   st.background = background;
+  /* a stream with a callback is delivered there; the others are queued */
+  lua_getfield(L, 2, "on_stdout");
+  lua_getfield(L, 2, "on_stderr");
+  st.queue[SB_OUT] = !lua_isfunction(L, -2);
+  st.queue[SB_ERR] = !lua_isfunction(L, -1);
+  lua_pop(L, 2);
   st.cgroup = x->ex.cg.dirfd >= 0;
   st.spawn.argv = argv;
   st.spawn.envp = envp;

@@ -328,8 +328,19 @@ static sb_code compile(search *s, const char *pat, size_t n, sb_err *e) {
   }
   if (rc != 0) {
     char buf[128];
-    regerror(rc, &s->re, buf, sizeof buf);
-    return sb_failf(e, SB_EINVAL, "invalid regular expression: %s", buf);
+    /* glibc answers REG_BADPAT for an unclosed '[' in ERE */
+    if (rc == REG_BADPAT && memchr(pat, '[', n) && !memchr(pat, ']', n)) rc = REG_EBRACK;
+    const char *why = rc == REG_EBRACK ? "a '[' is not closed"
+                    : rc == REG_EPAREN ? "a '(' or ')' has no partner"
+                    : rc == REG_EBRACE ? "a '{' is not closed"
+                    : rc == REG_BADBR ? "a {n,m} repetition is malformed"
+                    : rc == REG_BADRPT ? "a repetition (*, +, ?, {n}) has nothing to repeat"
+                    : rc == REG_EESCAPE ? "the pattern ends with a lone backslash"
+                    : rc == REG_ERANGE ? "a range in [...] is reversed or invalid"
+                    : rc == REG_ECTYPE ? "an unknown [:class:] name"
+                    : (regerror(rc, &s->re, buf, sizeof buf), buf);
+    return sb_failf(e, SB_EINVAL, "invalid regular expression '%.60s': %s (pass literal = true to search for the text as it is)",
+                    pat, why);
   }
   return SB_OK;
 }
@@ -362,9 +373,12 @@ static int m_grep(lua_State *L) {
                   : sb_path_from_rel(&op->p, "", 0, &op->e);
   if (c != SB_OK) return sb_lua_fail(L, sb, op);
   op->parsed = true;
-  if (sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK ||
-      compile(&s, pattern, plen, &op->e) != SB_OK)
+  if (sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK)
     return sb_lua_fail(L, sb, op);
+  if (compile(&s, pattern, plen, &op->e) != SB_OK) {
+    op->no_path = true; /* about the pattern, not a path */
+    return sb_lua_fail(L, sb, op);
+  }
   sb->results.len = 0;
   c = sb->be->walk(sb, &op->p, grep_cb, &s, &op->e);
   if (!(s.literal && !s.icase)) regfree(&s.re);

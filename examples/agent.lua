@@ -10,7 +10,7 @@ package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
 package.cpath = (os.getenv("SANDBOX_BUILD") or "./build") .. "/?.so;" .. package.cpath
 
 local sandbox = require "sandbox"
-local cjson = require "cjson"
+local json = sandbox.json
 local T = sandbox.tools
 
 local fmt, concat = string.format, table.concat
@@ -40,7 +40,7 @@ local PROJECT = {
 -- ---- the scripted model ----------------------------------------------------
 
 local function call(id, name, args)
-  return { id = id, type = "function", ["function"] = { name = name, arguments = cjson.encode(args) } }
+  return { id = id, type = "function", ["function"] = { name = name, arguments = json.encode(args) } }
 end
 
 -- One assistant message per turn, in the OpenAI chat format; `needs` names a
@@ -97,7 +97,7 @@ local function live(base, key, model)
   local ltn12 = require "ltn12"
   local http = base:match("^https:") and require("ssl.https") or require("socket.http")
   return function(messages, tools)
-    local body = cjson.encode { model = model, messages = messages, tools = T.to_openai(tools) }
+    local body = json.encode { model = model, messages = messages, tools = T.to_openai(tools) }
     local chunks = {}
     local ok, status = http.request {
       url = base:gsub("/$", "") .. "/chat/completions", method = "POST",
@@ -108,7 +108,7 @@ local function live(base, key, model)
     if not ok or status ~= 200 then
       error(fmt("the endpoint answered %s: %s", tostring(status), concat(chunks):sub(1, 300)))
     end
-    local resp = cjson.decode(concat(chunks))
+    local resp = json.decode(concat(chunks))
     return resp.choices[1].message
   end
 end
@@ -142,8 +142,8 @@ local function run_agent(title, sb, model)
   for _ = 1, 30 do
     local msg = model(messages, tools)
     messages[#messages + 1] = msg
-    if msg.content and msg.content ~= cjson.null and msg.content ~= "" then show("assistant: ", msg.content, 10) end
-    if not msg.tool_calls or msg.tool_calls == cjson.null or #msg.tool_calls == 0 then break end
+    if msg.content and msg.content ~= json.null and msg.content ~= "" then show("assistant: ", msg.content, 10) end
+    if not msg.tool_calls or msg.tool_calls == json.null or #msg.tool_calls == 0 then break end
     for _, tc in ipairs(msg.tool_calls) do
       out:write(("  -> %s %s\n"):format(tc["function"].name, (tc["function"].arguments:gsub("\\/", "/"))))
       local r = T.dispatch(tools, tc)

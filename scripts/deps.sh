@@ -7,6 +7,9 @@ PKGS=(lua5.4 liblua5.4-dev libuv1-dev uthash-dev lua-busted lua-cjson
       lua-socket lua-sec luarocks valgrind gcc make libc6-dev pkg-config
       libcurl4-openssl-dev curl ${SANDBOX_EXTRA_PKGS:-})
 
+# Node.js runs the test peers (ajv, the MCP SDK): Debian's, unless one is there
+command -v node >/dev/null && command -v npm >/dev/null || PKGS+=(nodejs npm)
+
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -318,6 +318,17 @@ describe("exec", function()
       s2:dispose()
     end)
 
+    it("poll(timeout) returns in time after the host spent a while elsewhere", function()
+      local h = assert(sb:exec("sleep", { "5" }, { background = true }))
+      sb:poll(0.05)
+      sh.run("sleep 0.3") -- the loop's cached clock goes stale meanwhile
+      local clock = require("sandbox.core").clock
+      local t = clock()
+      sb:poll(0.1)
+      assert.is_true(clock() - t < 1, "poll(0.1) blocked for " .. (clock() - t) .. " s")
+      h:kill()
+    end)
+
     it("call on_stdout, on_stderr and on_exit as things happen", function()
       local out, err, res = {}, {}, nil
       local h = assert(sb:exec("sh", { "-c", "echo a; echo b >&2; echo c" }, {

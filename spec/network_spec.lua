@@ -454,6 +454,26 @@ describe("exposed ports", function()
     assert.equal(200, (httpd.curl(h.url .. "hello"))) -- no port_auth: open on loopback
   end)
 
+  it("runs the README's example: a server listening on $PORT", function()
+    local h = assert(sb:exec("sh", { "-c", 'exec python3 -m http.server --bind 127.0.0.1 "$PORT"' }, {
+      background = true, expose_port = 0, port_auth = { type = "token" }, port_ttl = 300,
+    }))
+    local deadline, code = now() + 15, 0
+    while now() < deadline and code ~= 200 do
+      code = httpd.curl(h.url, { "Authorization: Bearer " .. h.token })
+      if code ~= 200 then sleep(0.1) end
+    end
+    assert.equal(200, code)
+  end)
+
+  it("says that nothing listens on the port the command was given", function()
+    local h = assert(sb:exec("sleep", { "30" }, { background = true, expose_port = 0 }))
+    local code, body = httpd.curl(h.url)
+    assert.equal(502, code)
+    assert.matches("nothing listens on port " .. h.child_port .. " inside the sandbox, the port the command was given in %$PORT", body)
+    h:kill()
+  end)
+
   it("closes with its command", function()
     local h = serve { expose_port = 0 }
     h:kill()

@@ -1,49 +1,91 @@
--- Packaging: the rockspec lists every source and module, and `luarocks make`
--- with Debian's luarocks builds a tree from which `require "sandbox"` works.
+-- Packaging: the rock builds with Debian's luarocks into a fresh tree, and
+-- from that tree alone the README example and a JSON tool call work, the
+-- module exports only its luaopen_ function, and every Lua module is there.
 local sh = require "support.sh"
-local function read(path) return assert(sh.read_file(path)) end
 local lines = sh.lines
 
 local function rockspec()
   local files = lines("ls *.rockspec")
   assert.equal(1, #files, "exactly one rockspec")
   local env = {}
-  assert(load(read(files[1]), files[1], "t", env))()
+  assert(load(assert(sh.read_file(files[1])), files[1], "t", env))()
   return env, files[1]
 end
 
+-- The Lua code block under "## Example" in the README.
+local function readme_example()
+  local readme = assert(sh.read_file("README.md"))
+  local block = readme:match("\n## Example\n.-```lua\n(.-)```")
+  assert(block, "no Lua example in the README")
+  return block
+end
+
 describe("packaging", function()
-  it("the rock is agent-sandbox and the rockspec lists every C source", function()
+  local tmp, tree
+  setup(function()
+    tmp = lines("mktemp -d")[1]
+    tree = tmp .. "/tree"
+  end)
+  teardown(function() sh.run("rm -rf " .. tmp) end)
+
+  it("the rock is agent-sandbox, needs lua-cjson, and has a test section", function()
     local spec = rockspec()
     assert.equal("agent-sandbox", spec.package)
-    local listed = {}
-    for _, s in ipairs(spec.build.modules["sandbox.core"].sources) do listed[#listed + 1] = s end
-    table.sort(listed)
-    assert.same(lines("ls csrc/*.c | sort"), listed)
+    local deps = table.concat(spec.dependencies, " ")
+    assert.matches("lua%-cjson", deps)
+    assert.equal("make", spec.build.type)
+    assert.is_table(spec.test)
   end)
 
-  it("the rockspec lists every Lua module", function()
-    local spec = rockspec()
-    for _, f in ipairs(lines("cd lua && find sandbox -name '*.lua' | sort")) do
-      local mod = f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
-      assert.equal("lua/" .. f, spec.build.modules[mod], mod)
-    end
-  end)
-
-  it("luarocks make installs a tree that require 'sandbox' loads", function()
+  it("luarocks make installs a tree from which the README example and a JSON tool call run", function()
     assert(sh.run("command -v luarocks"), "luarocks is not installed (scripts/deps.sh installs it)")
     local _, file = rockspec()
-    local tmp = lines("mktemp -d")[1]
     local src = tmp .. "/src"
-    -- build from a copy: luarocks writes objects into the source tree
-    assert(sh.run(("mkdir -p %s && cp -r csrc lua %s %s/"):format(src, file, src)))
-    local ok, log = sh.run(("cd %s && luarocks --lua-version=5.4 make --tree %s/tree %s")
-      :format(src, tmp, file))
+    -- build from a copy: the build writes objects into the source tree. No
+    -- rocks server is reachable here, so dependencies are not fetched.
+    assert(sh.run(("mkdir -p %s && cp -r Makefile csrc lua %s %s/"):format(src, file, src)))
+    local ok, log = sh.run(("cd %s && luarocks --lua-version=5.4 make --deps-mode=none --tree %s %s")
+      :format(src, tree, file))
     assert.is_true(ok, log)
-    local out = lines(("cd %s && LUA_PATH='%s/tree/share/lua/5.4/?.lua;%s/tree/share/lua/5.4/?/init.lua' LUA_CPATH='%s/tree/lib/lua/5.4/?.so' lua5.4 -e 'local s = require(\"sandbox\"); local v = s.virtual{files={a=\"ok\"}}; print(v:read_file(\"a\"), package.searchpath(\"sandbox.core\", package.cpath))'")
-      :format(tmp, tmp, tmp, tmp))
-    sh.run("rm -rf " .. tmp)
-    assert.equal("ok", out[1]:match("^(%S+)"), table.concat(out, "\n"))
-    assert.matches("/tree/lib/lua/5.4/sandbox/core.so$", out[1])
+    local script = tmp .. "/example.lua"
+    local f = assert(io.open(script, "w"))
+    f:write(readme_example(), [[
+
+local json = require "sandbox.json"
+local r = sandbox.tools.dispatch(sb:tools(), { name = "read_file", arguments = '{"path": "src/main.lua"}' })
+print("TOOL", r.is_error, r.content)
+print("EMPTY", json.encode(sandbox.tools.to_openai(sb:tools { only = {} })))
+print("CODEC", json.codec())
+print("CORE", package.searchpath("sandbox.core", package.cpath))
+]])
+    f:close()
+    local env = ("LUA_PATH='%s/share/lua/5.4/?.lua;%s/share/lua/5.4/?/init.lua' LUA_CPATH='%s/lib/lua/5.4/?.so'")
+      :format(tree, tree, tree)
+    -- only the tree on the path: lua-cjson absent, the module's own codec decodes
+    local out = table.concat(lines(("cd %s && %s lua5.4 %s 2>&1"):format(tmp, env, script)), "\n")
+    assert.matches("TOOL\tfalse\t     1\tprint%('hi'%)", out)
+    assert.matches("EMPTY\t%[%]", out)
+    assert.matches("CODEC\tsandbox\n", out)
+    assert.matches("CORE\t" .. tree:gsub("%p", "%%%0") .. "/lib/lua/5.4/sandbox/core.so", out)
+    assert.matches("write_file\tsrc/util.lua\ttrue", out) -- the example's audit lines
+    -- with Debian's lua-cjson on the path as well, it decodes
+    local env2 = env:gsub("LUA_CPATH='([^']*)'", "LUA_CPATH='%1;/usr/lib/x86_64-linux-gnu/lua/5.4/?.so'")
+    out = table.concat(lines(("cd %s && %s lua5.4 %s 2>&1"):format(tmp, env2, script)), "\n")
+    assert.matches("TOOL\tfalse", out)
+    assert.matches("CODEC\tlua%-cjson", out)
+  end)
+
+  it("the installed module exports only luaopen_sandbox_core", function()
+    local so = tree .. "/lib/lua/5.4/sandbox/core.so"
+    local syms = lines(("nm -D --defined-only %s | awk '$2 ~ /[TDBR]/ {print $3}'"):format(so))
+    assert.same({ "luaopen_sandbox_core" }, syms)
+  end)
+
+  it("the tree holds every Lua module of the layer", function()
+    for _, f in ipairs(lines("cd lua && find sandbox -name '*.lua' | sort")) do
+      local mod = f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
+      local installed = tree .. "/share/lua/5.4/" .. f
+      assert.is_true(sh.run("test -f " .. installed), mod .. " is not installed")
+    end
   end)
 end)

@@ -344,7 +344,7 @@ describe("provider formats", function()
     assert.equal("read_file", rf["function"].name)
     assert.same({ "path" }, rf["function"].parameters.required)
     assert.is_false(rf["function"].parameters.additionalProperties)
-    assert.is_nil(rf["function"].strict)
+    assert.is_false(rf["function"].strict) -- sent explicitly: a missing one means strict to the Responses API
   end)
 
   it("OpenAI strict mode: every property required, optional ones nullable", function()
@@ -381,7 +381,7 @@ describe("provider formats", function()
 
   it("MCP: inputSchema and annotations", function()
     local out = j(T.to_mcp(t))
-    assert.same({ readOnlyHint = true, destructiveHint = false }, out[1].annotations)
+    assert.same({ readOnlyHint = true, destructiveHint = false, openWorldHint = false }, out[1].annotations)
     assert.equal("object", out[1].inputSchema.type)
   end)
 

@@ -164,6 +164,7 @@ end
 --- sb:exec(cmd, args, opts): run cmd with args as is (no shell, no word
 --- splitting). Foreground: the result table; background: a handle.
 function M.exec(sb, cmd, args, opts)
+  core.check_open(sb, "exec")
   if type(cmd) ~= "string" then error("exec: cmd must be a string", 2) end
   if args ~= nil and type(args) ~= "table" then error("exec: args must be an array of strings", 2) end
   local argv = { cmd }
@@ -180,6 +181,7 @@ end
 --- sb:exec_shell(script, opts): /bin/sh -c script, only when the shell is
 --- allowed (allow_shell in the sandbox options or in opts).
 function M.exec_shell(sb, script, opts)
+  core.check_open(sb, "exec_shell")
   if type(script) ~= "string" then error("exec_shell: script must be a string", 2) end
   opts = options.check("exec_shell", opts, SHELL_OPTS)
   if not sb.has_exec or not settings[sb] then return unsupported() end

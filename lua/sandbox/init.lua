@@ -10,6 +10,7 @@ local options = require "sandbox.options"
 local exec = require "sandbox.exec"
 local net = require "sandbox.net"
 local tools = require "sandbox.tools"
+local json = require "sandbox.json"
 
 -- Methods written in Lua join the C ones (one method table, every backend).
 local methods = core.methods()
@@ -23,6 +24,7 @@ local M = {
   version = core.version,
   codes = core.codes(),
   tools = tools, -- define, to_openai, to_anthropic, to_mcp, dispatch, result_*
+  json = json, -- encode, decode, use (plug another codec), null
   -- set_error_handler(fn | nil): errors raised by exec callbacks go to
   -- fn(err, {callback=, id=, pid=}) instead of the call that ran them
   set_error_handler = core.set_error_handler,

@@ -73,6 +73,7 @@ local GET_OPTS = { timeout = "seconds", max_bytes = "size", max_redirects = "cou
 --- Returns {status, body, headers, url, redirects, truncated, address} or
 --- nil, msg, code.
 function M.http_get(sb, url, opts)
+  core.check_open(sb, "http_get")
   if type(url) ~= "string" then error("http_get: url must be a string", 2) end
   opts = options.check("http_get", opts, GET_OPTS)
   return core.http_get(sb, url, opts)

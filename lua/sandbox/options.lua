@@ -5,6 +5,7 @@ local M = {}
 
 local type, pairs, ipairs, tostring, error = type, pairs, ipairs, tostring, error
 local math_type, floor = math.type, math.floor
+local tostring = tostring
 local fmt = string.format
 
 local UNITS = {
@@ -18,22 +19,26 @@ local UNITS = {
 --- Parse a byte size: a non-negative integer, or a string like "512MB",
 --- "1.5GiB", "64k" (binary units: 1 KB = 1024 bytes, as Docker reads them).
 function M.parse_size(v)
-  if math_type(v) == "integer" then
-    if v < 0 then return nil, "must not be negative" end
-    return v
-  end
   if type(v) == "number" then
-    if v ~= v or v < 0 or v == math.huge then return nil, "must be a non-negative size" end
-    return floor(v)
+    if v < 0 then return nil, "must not be negative" end
+    if v ~= v or v == math.huge then return nil, "must be a finite size" end
+    if v ~= floor(v) then return nil, fmt("%s is not a whole number of bytes", tostring(v)) end
+    if v >= 2 ^ 63 then return nil, "is too large" end
+    return math.tointeger and math.tointeger(v) or v
   end
   if type(v) ~= "string" then return nil, "must be a size (bytes, or a string like \"512MB\")" end
-  local num, unit = v:lower():match("^%s*([%d%.]+)%s*(%a*)%s*$")
+  local num, unit = v:lower():match("^%s*(%d*%.?%d+)%s*(%a*)%s*$")
   local n = tonumber(num)
   local mult = UNITS[unit or "?"]
   if not n or not mult then
     return nil, fmt("'%s' is not a size (use bytes, or a number with B, KB, MB, GB, TB)", v)
   end
-  return floor(n * mult)
+  if mult == 1 and n ~= floor(n) then
+    return nil, fmt("'%s' is not a whole number of bytes (write \"1.5KB\" for 1536)", v)
+  end
+  if n * mult >= 2 ^ 63 then return nil, fmt("'%s' is too large", v) end
+  local b = floor(n * mult)
+  return math.tointeger and math.tointeger(b) or b
 end
 
 local function edit_distance(a, b)
@@ -50,14 +55,25 @@ local function edit_distance(a, b)
   return prev[#b]
 end
 
-local function suggest(key, schema)
+M.distance = edit_distance
+
+--- " (did you mean 'x'?)" for the closest of `names` (an array, or a set
+--- as keys) within two edits of `key`, else "".
+function M.suggest(key, names)
   local best, bestd
-  for k in pairs(schema) do
+  local function try(k)
+    if type(k) ~= "string" or k:sub(1, 1) == "_" then return end
     local d = edit_distance(key, k)
-    if d <= 2 and (not bestd or d < bestd) then best, bestd = k, d end
+    if d <= 2 and (not bestd or d < bestd or (d == bestd and k < best)) then best, bestd = k, d end
+  end
+  if names[1] ~= nil then
+    for _, k in ipairs(names) do try(k) end
+  else
+    for k in pairs(names) do try(k) end
   end
   return best and fmt(" (did you mean '%s'?)", best) or ""
 end
+local suggest = M.suggest
 
 local checkers = {}
 M.checkers = checkers

@@ -5,22 +5,28 @@ local S = require "sandbox.tools.schema"
 local B = require "sandbox.tools.builtin"
 local exec = require "sandbox.exec"
 local options = require "sandbox.options"
+local json = require "sandbox.json"
 
 local M = { schema = S }
 
-local type, pairs, ipairs, pcall, error, fmt = type, pairs, ipairs, pcall, error, string.format
+local type, pairs, ipairs, pcall, error, tostring, fmt = type, pairs, ipairs, pcall, error, tostring, string.format
 
 local NAME = "^[a-zA-Z0-9_-]+$"
 
 local function valid_name(n) return type(n) == "string" and #n >= 1 and #n <= 64 and n:find(NAME) ~= nil end
 
-local json -- lua-cjson's safe variant, loaded when a call carries a JSON string
-local function decode(s)
-  json = json or require "cjson.safe"
-  local v, err = json.decode(s)
-  if v == nil then return nil, err or "not JSON" end
-  return v
+-- A model sees what failed, never where in our code: drop the
+-- "chunk:line:" prefixes Lua puts on error messages.
+local function clean_error(msg)
+  msg = tostring(msg)
+  local prev
+  repeat
+    prev = msg
+    msg = msg:gsub("^%s*[^%s:]+%.lua:%d+:%s*", ""):gsub("^%s*%[string [^%]]*%]:%d+:%s*", "")
+  until msg == prev
+  return msg
 end
+M._clean_error = clean_error
 
 --- A custom tool (Halo's ToolContext): {name, description, parameters,
 --- read_only, destructive, execute = function(args, sb) ... end}. execute
@@ -28,9 +34,12 @@ end
 function M.define(def)
   if type(def) ~= "table" then error("tools.define: expects a table", 2) end
   local allowed = { name = true, description = true, parameters = true, read_only = true,
-                    destructive = true, execute = true }
+                    destructive = true, execute = true, open_world = true }
   for k in pairs(def) do
-    if not allowed[k] then error(fmt("tools.define: unknown field '%s'", tostring(k)), 2) end
+    if not allowed[k] then
+      error(fmt("tools.define: unknown field '%s'%s", tostring(k),
+        type(k) == "string" and options.suggest(k, allowed) or ""), 2)
+    end
   end
   if not valid_name(def.name) then error("tools.define: name must match ^[a-zA-Z0-9_-]{1,64}$", 2) end
   if type(def.description) ~= "string" or def.description == "" then
@@ -38,9 +47,8 @@ function M.define(def)
   end
   if type(def.execute) ~= "function" then error("tools.define: execute must be a function", 2) end
   local params = def.parameters or S.object({})
-  if type(params) ~= "table" or params.type ~= "object" or type(params.properties or {}) ~= "table" then
-    error("tools.define: parameters must be a JSON Schema object ({type = 'object', properties = ...})", 2)
-  end
+  local ok, why = pcall(S.check, params, "parameters")
+  if not ok then error(fmt("tools.define '%s': %s", def.name, why), 2) end
   params = S.copy(params)
   setmetatable(params, S.OBJECT)
   params.properties = setmetatable(params.properties or {}, S.OBJECT)
@@ -52,8 +60,10 @@ function M.define(def)
     parameters = params,
     read_only = read_only,
     destructive = def.destructive == nil and not read_only or def.destructive == true,
+    open_world = def.open_world,
     run = function(ctx, args)
       local r, err = def.execute(args, ctx.sb)
+      if type(r) == "table" and r.content == nil and not r.is_error then r = nil end
       if type(r) == "table" then
         if r.is_error then return nil, tostring(r.content) end
         return tostring(r.content or "")
@@ -70,6 +80,9 @@ local BUILD_OPTS = {
 }
 options.checkers.names = function(v)
   if type(v) ~= "table" then return nil, "must be an array of tool names" end
+  for k in pairs(v) do
+    if type(k) ~= "number" or k < 1 or k > #v or k % 1 ~= 0 then return nil, "must be an array of tool names" end
+  end
   for i, n in ipairs(v) do
     if type(n) ~= "string" then return nil, fmt("[%d] must be a tool name", i) end
   end
@@ -92,6 +105,23 @@ options.checkers.extra = function(v)
   return v
 end
 
+-- Every name in only/exclude/rename must be a tool that exists (built in,
+-- whether or not this sandbox offers it, or passed in extra): a typo must
+-- not silently keep a tool the host meant to remove.
+local function check_names(opts)
+  local known = {}
+  for _, n in ipairs(B.ORDER) do known[n] = true end
+  for _, d in ipairs(opts.extra or {}) do known[d.name] = true end
+  local function check(n, key)
+    if not known[n] then
+      error(fmt("tools: option '%s' names an unknown tool '%s'%s", key, n, options.suggest(n, known)), 4)
+    end
+  end
+  for _, n in ipairs(opts.only or {}) do check(n, "only") end
+  for _, n in ipairs(opts.exclude or {}) do check(n, "exclude") end
+  for n in pairs(opts.rename or {}) do check(n, "rename") end
+end
+
 local function set(list)
   local s = {}
   for _, n in ipairs(list or {}) do s[n] = true end
@@ -106,12 +136,14 @@ local function make(ctx, def, name, approve)
     parameters = def.parameters,
     read_only = def.read_only == true,
     destructive = def.destructive == true,
+    -- reaches beyond the sandbox (MCP's openWorldHint); custom tools: unknown
+    open_world = def.custom and def.open_world or (not def.custom and def.needs_net == true),
   }
   local function err(text) return { content = text, is_error = true } end
   function tool.execute(args)
     if args == nil then args = {} end
     if type(args) == "string" then
-      local v, derr = decode(args)
+      local v, derr = json.decode(args)
       if v == nil then return err(fmt("The arguments for %s are not valid JSON (%s). Send a JSON object.", name, derr)) end
       args = v
     end
@@ -119,14 +151,14 @@ local function make(ctx, def, name, approve)
     if not clean then return err(fmt("Invalid arguments for %s: %s.", name, verr)) end
     if tool.destructive and approve then
       local ok, answer = pcall(approve, { name = name, arguments = clean, tool = tool })
-      if not ok then return err(fmt("%s was not run: the approval check failed (%s).", name, tostring(answer))) end
+      if not ok then return err(fmt("%s was not run: the approval check failed (%s).", name, clean_error(answer))) end
       if answer ~= true then
         local why = type(answer) == "string" and answer ~= "" and (": " .. answer) or "."
         return err(fmt("The user declined to run %s%s Do not retry it unchanged.", name, why))
       end
     end
     local ok, text, ferr = pcall(def.run, ctx, clean)
-    if not ok then return err(fmt("%s failed unexpectedly: %s", name, tostring(text))) end
+    if not ok then return err(fmt("%s failed unexpectedly: %s", name, clean_error(text))) end
     if text == nil then return err(ferr or (name .. " failed.")) end
     return { content = text, is_error = false }
   end
@@ -135,7 +167,9 @@ end
 
 --- sb:tools(opts): an array of tools (and a map by name).
 function M.build(sb, opts)
+  require("sandbox.core").check_open(sb, "tools")
   opts = options.check("tools", opts, BUILD_OPTS)
+  check_names(opts)
   local only, exclude, rename = opts.only and set(opts.only), set(opts.exclude), opts.rename or {}
   local ctx = {
     sb = sb, versions = {}, procs = {},
@@ -171,16 +205,43 @@ end
 
 local function params_for(t, strict) return strict and S.strict(t.parameters) or t.parameters end
 
---- OpenAI function tools; api = "chat" (nested, default) or "responses"
---- (flat); strict = true makes every schema strict-mode compatible.
-function M.to_openai(tools, o)
-  o = o or {}
-  local api, strict = o.api or "chat", o.strict == true
-  if api ~= "chat" and api ~= "responses" then error("to_openai: api must be 'chat' or 'responses'", 2) end
-  local out = {}
+-- The tool list an exporter was given must be what sb:tools() returned (or
+-- an array of such tools): a sandbox or a stray table raises at the call.
+local function tool_list(who, tools)
+  if type(tools) ~= "table" then
+    error(fmt("%s: expects the tool table from sb:tools(), got a %s%s", who, type(tools),
+      type(tools) == "userdata" and " (a sandbox? call sb:tools() first)" or ""), 3)
+  end
   for i, t in ipairs(tools) do
-    local fn = { name = t.name, description = t.description, parameters = params_for(t, strict) }
-    if o.strict ~= nil then fn.strict = strict end
+    if type(t) ~= "table" or type(t.name) ~= "string" or type(t.parameters) ~= "table" then
+      error(fmt("%s: element %d is not a tool (expected the table from sb:tools())", who, i), 3)
+    end
+  end
+  for k in pairs(tools) do
+    local t = tools[k]
+    if type(k) ~= "number" and not (type(k) == "string" and type(t) == "table" and t.name == k) then
+      error(fmt("%s: expects the tool table from sb:tools(); key '%s' is not a tool", who, tostring(k)), 3)
+    end
+  end
+  return setmetatable({}, S.ARRAY)
+end
+
+local EXPORT_OPTS = { api = "api", strict = "boolean" }
+options.checkers.api = function(v)
+  if v ~= "chat" and v ~= "responses" then return nil, "must be 'chat' or 'responses'" end
+  return v
+end
+
+--- OpenAI function tools; api = "chat" (nested, default) or "responses"
+--- (flat); strict = true makes every schema strict-mode compatible. The
+--- strict field is always sent: the Responses API treats a missing one as
+--- strict.
+function M.to_openai(tools, o)
+  local out = tool_list("to_openai", tools)
+  o = options.check("to_openai", o, EXPORT_OPTS)
+  local api, strict = o.api or "chat", o.strict == true
+  for i, t in ipairs(tools) do
+    local fn = { name = t.name, description = t.description, parameters = params_for(t, strict), strict = strict }
     if api == "chat" then
       out[i] = { type = "function", ["function"] = fn }
     else
@@ -192,8 +253,9 @@ function M.to_openai(tools, o)
 end
 
 --- Anthropic Messages tools: {name, description, input_schema}.
-function M.to_anthropic(tools)
-  local out = {}
+function M.to_anthropic(tools, o)
+  local out = tool_list("to_anthropic", tools)
+  options.check("to_anthropic", o, {})
   for i, t in ipairs(tools) do
     out[i] = { name = t.name, description = t.description, input_schema = t.parameters }
   end
@@ -201,11 +263,13 @@ function M.to_anthropic(tools)
 end
 
 --- MCP tools: {name, description, inputSchema, annotations}.
-function M.to_mcp(tools)
-  local out = {}
+function M.to_mcp(tools, o)
+  local out = tool_list("to_mcp", tools)
+  options.check("to_mcp", o, {})
   for i, t in ipairs(tools) do
     out[i] = { name = t.name, description = t.description, inputSchema = t.parameters,
-               annotations = { readOnlyHint = t.read_only, destructiveHint = t.destructive } }
+               annotations = { readOnlyHint = t.read_only, destructiveHint = t.destructive,
+                               openWorldHint = t.open_world } }
   end
   return out
 end
@@ -226,8 +290,13 @@ function M.dispatch(tools, call)
   if not t then
     local names = {}
     for _, x in ipairs(tools) do names[#names + 1] = x.name end
-    return { content = fmt("There is no tool named %s. Available tools: %s.", tostring(name),
-      table.concat(names, ", ")), is_error = true }
+    local avail = #names > 0 and table.concat(names, ", ") or "none"
+    if type(name) ~= "string" or name == "" then
+      return { content = fmt("The tool call has no tool name (expected {name = ..., arguments = {...}}). "
+        .. "Available tools: %s.", avail), is_error = true }
+    end
+    return { content = fmt("There is no tool named %s%s. Available tools: %s.", name,
+      options.suggest(name, names), avail), is_error = true }
   end
   return t.execute(args)
 end
