@@ -19,7 +19,7 @@ OPT      ?= -O2
 SANFLAGS ?=
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
               -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CFLAGS   += $(CFLAGS_BASE) $(LUA_INC) $(SANFLAGS)
+CFLAGS   += $(CFLAGS_BASE) -Icsrc $(LUA_INC) $(SANFLAGS)
 # The shared module links Debian's libuv.so. The static library carries its
 # own copy of libuv from Debian's archive (not PIC, so not in the .so), with
 # every uv_* symbol made local: a host with its own libuv never clashes.
@@ -27,7 +27,11 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 UV_STATIC ?= $(firstword $(wildcard /usr/lib/$(MULTIARCH)/libuv_a.a /usr/lib/$(MULTIARCH)/libuv.a))
 UV_LINK := -luv -lcurl
 
-SRC := $(wildcard csrc/*.c)
+# The C core, one folder per part (see the README's Architecture): the front
+# door (base), file-system backends (fs), commands (exec), confinement,
+# network, search, and the Lua binding (lua).
+PARTS := base fs exec confine net search lua
+SRC := $(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c))
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
 DEP := $(OBJ:.o=.d)
 MODULE := $(BUILD)/sandbox/core.so
@@ -151,7 +155,7 @@ $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lm
--include $(wildcard $(FUZZ_BUILD)/obj/*.d)
+-include $(wildcard $(FUZZ_BUILD)/obj/*/*.d)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build
 	FUZZ_TIME=$(FUZZ_TIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "net_hosts.h"
-#include "net_relay.h"
+#include "net/hosts.h"
+#include "net/relay.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "invariant failed: %s\n", #c); abort(); } } while (0)
 

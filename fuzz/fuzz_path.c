@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sb_path.h"
+#include "base/path.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "invariant failed: %s\n", #c); abort(); } } while (0)
 

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "resolve.h"
-#include "sb_path.h"
+#include "fs/resolver.h"
+#include "base/path.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "invariant failed: %s\n", #c); abort(); } } while (0)
 

@@ -1,0 +1,103 @@
+#include "base/err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <lauxlib.h>
+
+static const struct {
+  const char *name, *text;
+} codes[SB_NCODES] = {
+    [SB_OK] = {"OK", "success"},
+    [SB_ENOENT] = {"ENOENT", "no such file or directory"},
+    [SB_EEXIST] = {"EEXIST", "file exists"},
+    [SB_ENOTDIR] = {"ENOTDIR", "not a directory"},
+    [SB_EISDIR] = {"EISDIR", "is a directory"},
+    [SB_ENOTEMPTY] = {"ENOTEMPTY", "directory not empty"},
+    [SB_EINVAL] = {"EINVAL", "invalid argument"},
+    [SB_ENAMETOOLONG] = {"ENAMETOOLONG", "file name too long"},
+    [SB_ELOOP] = {"ELOOP", "refusing to follow a symbolic link"},
+    [SB_EESCAPE] = {"EESCAPE", "path escapes the sandbox"},
+    [SB_EACCES] = {"EACCES", "permission denied"},
+    [SB_EFBIG] = {"EFBIG", "file too large"},
+    [SB_ENOSPC] = {"ENOSPC", "no space left in the sandbox"},
+    [SB_ENOTSUP] = {"ENOTSUP", "operation not supported"},
+    [SB_EBUSY] = {"EBUSY", "resource busy"},
+    [SB_EAGAIN] = {"EAGAIN", "resource temporarily unavailable, try again"},
+    [SB_EIO] = {"EIO", "input/output error"},
+};
+
+const char *sb_code_name(sb_code c) {
+  return (unsigned)c < SB_NCODES ? codes[c].name : "EIO";
+}
+
+const char *sb_code_text(sb_code c) {
+  return (unsigned)c < SB_NCODES ? codes[c].text : codes[SB_EIO].text;
+}
+
+sb_code sb_code_from_errno(int e) {
+  switch (e) {
+  case 0: return SB_OK;
+  case ENOENT: return SB_ENOENT;
+  case EEXIST: return SB_EEXIST;
+  case ENOTDIR: return SB_ENOTDIR;
+  case EISDIR: return SB_EISDIR;
+  case ENOTEMPTY: return SB_ENOTEMPTY;
+  case EINVAL: return SB_EINVAL;
+  case ENAMETOOLONG: return SB_ENAMETOOLONG;
+  case ELOOP: return SB_ELOOP;
+  case EXDEV: return SB_EESCAPE;
+  case EACCES: case EPERM: case EROFS: return SB_EACCES;
+  case EFBIG: return SB_EFBIG;
+  case ENOSPC: case EDQUOT: case ENOMEM: return SB_ENOSPC;
+  case ENOTSUP: case ENXIO: case ENODEV: return SB_ENOTSUP;
+  case EBUSY: return SB_EBUSY;
+  case EAGAIN: case EINTR: return SB_EAGAIN;
+  default: return SB_EIO;
+  }
+}
+
+sb_code sb_fail(sb_err *e, sb_code c, const char *msg) {
+  e->code = c;
+  e->msg = msg;
+  return c;
+}
+
+sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->dyn, sizeof e->dyn, fmt, ap);
+  va_end(ap);
+  e->code = c;
+  e->msg = e->dyn;
+  return c;
+}
+
+sb_code sb_fail_errno(sb_err *e, int errnum) {
+  sb_code c = sb_code_from_errno(errnum);
+  if (errnum == ENOMEM) return sb_fail(e, c, "out of memory");
+  if (c == SB_EIO) return sb_failf(e, c, "%s", strerror(errnum));
+  return sb_fail(e, c, NULL);
+}
+
+int sb_push_err(lua_State *L, const sb_err *e, const char *path, size_t plen) {
+  sb_code c = e->code;
+  const char *msg = e->msg ? e->msg : sb_code_text(c);
+  lua_pushnil(L);
+  if (path) {
+    /* paths may hold any byte but NUL was refused; pushlstring keeps length */
+    const char *p = plen ? lua_pushlstring(L, path, plen) : lua_pushliteral(L, ".");
+    lua_pushfstring(L, "%s: %s: %s", sb_code_name(c), msg, p);
+    lua_remove(L, -2);
+  } else {
+    lua_pushfstring(L, "%s: %s", sb_code_name(c), msg);
+  }
+  lua_pushstring(L, sb_code_name(c));
+  return 3;
+}
+
+int sb_push_code(lua_State *L, sb_code c, const char *path, size_t plen) {
+  sb_err e = {.code = c, .msg = NULL};
+  return sb_push_err(L, &e, path, plen);
+}

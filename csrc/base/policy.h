@@ -1,0 +1,65 @@
+/* The one policy and limits check of both backends (SPEC §2 shared options).
+ * It runs after the front door (boundary first, never instead of it) and
+ * before any backend touches data. */
+#ifndef SB_POLICY_H
+#define SB_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <lua.h>
+
+#include "base/err.h"
+#include "base/mem.h"
+
+#define SB_UNLIMITED UINT64_MAX
+
+typedef struct sb_strv {
+  char **v;
+  size_t *len;
+  size_t n;
+} sb_strv;
+
+typedef struct sb_policy {
+  uint64_t max_read_bytes, max_write_bytes;
+  bool allow_overwrite, read_only;
+  sb_strv deny, allow;        /* globs on root-relative paths */
+  sb_strv ext_read, ext_write; /* lower-case suffixes, "" = no extension */
+  bool has_allow, has_ext_read, has_ext_write;
+} sb_policy;
+
+typedef enum sb_access {
+  SB_ACC_READ,   /* file contents */
+  SB_ACC_LIST,   /* stat, exists, readdir: names and metadata */
+  SB_ACC_WRITE,  /* create or replace a file's contents */
+  SB_ACC_MODIFY, /* mkdir, remove, rename */
+} sb_access;
+
+/* Entry kinds as far as the caller knows them. */
+enum { SB_KIND_UNKNOWN, SB_KIND_FILE, SB_KIND_DIR };
+
+/* Read the shared options from the (already validated) table at idx.
+ * Raises on out-of-memory; whatever was loaded is freed by sb_policy_free. */
+void sb_policy_load(lua_State *L, int idx, sb_policy *p, const sb_mem *m);
+void sb_policy_free(sb_policy *p, const sb_mem *m);
+
+/* clean = lexically clean root-relative path ("" = root). */
+sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean,
+                        size_t len, int kind, sb_err *e);
+/* For listings (readdir, glob, grep): should this entry be shown at all? */
+bool sb_policy_visible(const sb_policy *p, const char *clean, size_t len, int kind);
+/* Does the extension allowlist let contents of this file be read? */
+bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t len);
+sb_code sb_policy_read_size(const sb_policy *p, uint64_t size, sb_err *e);
+sb_code sb_policy_write_size(const sb_policy *p, uint64_t size, sb_err *e);
+
+/* Byte and entry budgets (VirtualSandbox max_total_bytes / max_files,
+ * ContainerSandbox max_disk_usage). Checked before anything is written. */
+typedef struct sb_quota {
+  uint64_t max_bytes, used_bytes;
+  uint64_t max_nodes, used_nodes;
+} sb_quota;
+
+sb_code sb_quota_check(const sb_quota *q, int64_t dbytes, int64_t dnodes, sb_err *e);
+void sb_quota_apply(sb_quota *q, int64_t dbytes, int64_t dnodes);
+
+#endif

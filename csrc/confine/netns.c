@@ -1,0 +1,131 @@
+#include "confine/netns.h"
+#include "exec/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct ns_child {
+  int ready_r, ready_w; /* child -> parent: the loopback is up (or an errno) */
+  int done_r, done_w;   /* parent -> child: you may go (EOF) */
+} ns_child;
+
+SB_CHILD_FN static int lo_up(void) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strcpy(ifr.ifr_name, "lo");
+  int r = ioctl(s, SIOCGIFFLAGS, &ifr);
+  if (r == 0) {
+    ifr.ifr_flags |= IFF_UP;
+    r = ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  close(s);
+  return r;
+}
+
+/* In the new namespaces (a copy of the host, not sharing its memory). */
+SB_CHILD_FN static int child_main(void *arg) {
+  ns_child *c = arg;
+  /* a copy of the host, fds included: keep only our two ends. Any other
+   * pipe held open here (the parent's ends, or another thread's) would keep
+   * its reader from ever seeing EOF. */
+  sb_child_close_fds(c->ready_w, c->done_r);
+  int err = lo_up() == 0 ? 0 : errno;
+  if (write(c->ready_w, &err, sizeof err) != sizeof err) _exit(1);
+  char b;
+  while (read(c->done_r, &b, 1) < 0 && errno == EINTR) {}
+  _exit(0);
+}
+
+static int write_file(const char *path, const char *s) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = write(fd, s, strlen(s));
+  int e = errno;
+  close(fd);
+  errno = e;
+  return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen) {
+  ns->net = ns->user = -1;
+  int ready[2], done[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) goto fail_errno;
+  if (pipe2(done, O_CLOEXEC) != 0) {
+    close(ready[0]);
+    close(ready[1]);
+    goto fail_errno;
+  }
+  ns_child c = {ready[0], ready[1], done[0], done[1]};
+  size_t stack_size = 64 * 1024;
+  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  int flags = CLONE_NEWNET | (with_userns ? CLONE_NEWUSER : 0) | SIGCHLD;
+  pid_t pid = stack == MAP_FAILED ? -1 : clone(child_main, (char *)stack + stack_size, flags, &c);
+  int cerr = errno;
+  close(ready[1]);
+  close(done[0]);
+  int err = 0;
+  if (pid < 0) {
+    err = cerr;
+    snprintf(why, whylen, "cannot create a network namespace%s: %s",
+             with_userns ? " (with a user namespace)" : "", strerror(err));
+  } else if (read(ready[0], &err, sizeof err) != sizeof err || err) {
+    snprintf(why, whylen, "cannot bring up the loopback interface of the network namespace: %s",
+             strerror(err ? err : EIO));
+    err = err ? err : EIO;
+  } else {
+    char path[64], map[64];
+    if (with_userns) { /* map our uid and gid to themselves inside */
+      snprintf(map, sizeof map, "%d %d 1\n", (int)geteuid(), (int)geteuid());
+      snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+      int r = write_file(path, map);
+      snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
+      if (r == 0) r = write_file(path, "deny");
+      snprintf(map, sizeof map, "%d %d 1\n", (int)getegid(), (int)getegid());
+      snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+      if (r == 0) r = write_file(path, map);
+      snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+      if (r == 0) ns->user = open(path, O_RDONLY | O_CLOEXEC);
+      if (r != 0 || ns->user < 0) {
+        err = errno;
+        snprintf(why, whylen, "cannot set up the user namespace: %s", strerror(err));
+      }
+    }
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+    if (!err && (ns->net = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+      err = errno;
+      snprintf(why, whylen, "cannot open the network namespace: %s", strerror(err));
+    }
+  }
+  close(done[1]); /* the child may go */
+  close(ready[0]);
+  if (pid > 0)
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+  if (stack != MAP_FAILED) munmap(stack, stack_size);
+  if (err) {
+    sb_netns_close(ns);
+    return -1;
+  }
+  return 0;
+fail_errno:
+  snprintf(why, whylen, "cannot create a network namespace: %s", strerror(errno));
+  return -1;
+}
+
+void sb_netns_close(sb_netns *ns) {
+  if (ns->net >= 0) close(ns->net);
+  if (ns->user >= 0) close(ns->user);
+  ns->net = ns->user = -1;
+}

@@ -1,0 +1,81 @@
+#include "lua/caps.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "confine/landlock.h"
+#include "exec/proc.h"
+#include "exec/spawn.h"
+#include "fs/resolver.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+bool sb_caps_have_pidfd(void) {
+  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  if (fd < 0) return 0;
+  close(fd);
+  return 1;
+}
+
+SB_CHILD_FN static int child_exit(void *arg) {
+  (void)arg;
+  _exit(0);
+}
+
+/* Can a child be created with these namespace flags? */
+static int probe_clone(int flags) {
+  void *stack = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return 0;
+  pid_t pid = clone(child_exit, (char *)stack + 16384, flags | CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+  int ok = pid > 0;
+  if (pid > 0)
+    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
+  munmap(stack, 16384);
+  return ok;
+}
+
+int sb_caps_push(lua_State *L) {
+  lua_createtable(L, 0, 8);
+  lua_pushboolean(L, sb_openat2_available());
+  lua_setfield(L, -2, "openat2");
+  lua_pushboolean(L, sb_caps_have_pidfd());
+  lua_setfield(L, -2, "pidfd");
+  int abi = sb_landlock_abi();
+  if (abi) lua_pushinteger(L, abi);
+  else lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "landlock_abi");
+  lua_pushboolean(L, probe_clone(CLONE_NEWUSER));
+  lua_setfield(L, -2, "userns");
+  lua_pushboolean(L, probe_clone(CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER)));
+  lua_setfield(L, -2, "netns");
+  lua_pushboolean(L, geteuid() == 0);
+  lua_setfield(L, -2, "root");
+
+  /* cgroups: probe by making (and removing) the directories a sandbox would */
+  sb_exec ex;
+  sb_mem m = {0};
+  sb_exec_config cfg = {0};
+  sb_exec_prepare(&ex, &m, &cfg);
+  sb_exec_limits lim = {.memory = 1ULL << 40, .pids = 1 << 20, .cpu = 64};
+  const char *via[SB_NLIM];
+  sb_exec_setup_cgroups(&ex, true, &lim, via);
+  lua_pushboolean(L, ex.cg.dirfd >= 0);
+  lua_setfield(L, -2, "cgroup_v2");
+  lua_createtable(L, 0, 3);
+  static const char *const names[SB_NLIM] = {"memory", "pids", "cpu"};
+  for (int i = 0; i < SB_NLIM; i++) {
+    if (via[i]) lua_pushstring(L, via[i]);
+    else lua_pushboolean(L, 0);
+    lua_setfield(L, -2, names[i]);
+  }
+  lua_setfield(L, -2, "cgroup_limits");
+  sb_exec_close(&ex);
+  return 1;
+}
