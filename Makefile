@@ -109,11 +109,16 @@ test: $(MODULE) $(TESTBIN)
 	$(BUSTED) $(BUSTED_ARGS)
 
 ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
+# intercept_tls_get_addr=0: LSan's exit scan crashed ("Tracer caught signal
+# 11") on a bogus dynamic-TLS range it had recorded for a dlopen'ed library
+# whose TLS block was made right after one of alloc_spec's failed
+# allocations (glibc 2.36, gcc 12's libasan); leaks are still found (the
+# heap is scanned), and alloc_spec counts every byte itself.
 asan:
 	$(MAKE) BUILD=build-asan all OPT=-O1 SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 	bash scripts/npm-deps.sh
 	SANDBOX_BUILD=$(abspath build-asan) LD_PRELOAD=$(ASAN_LIB) SANDBOX_LUA_PRELOAD=$(ASAN_LIB) \
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:intercept_tls_get_addr=0 \
 	LSAN_OPTIONS=suppressions=$(abspath spec/support/lsan.supp):print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 SANDBOX_STREAM_MB=32 \
 	$(BUSTED) $(BUSTED_ARGS)

@@ -182,8 +182,9 @@ do
   local sb <close> = assert(sandbox.container { base_dir = dir, kill_grace = 0.5 })
   run_agent("ContainerSandbox", sb, model())
   local c = sb.confinement
-  out:write(("   (commands ran with %s, network %s, tree kill by %s)\n"):format(
-    c.enabled and ("Landlock ABI " .. tostring(c.landlock_abi)) or "no Landlock", c.network, c.tree_kill))
+  out:write(("   (commands ran with %s, network: %s, tree kill by %s)\n"):format(
+    c.landlock.enforced and ("Landlock ABI " .. tostring(c.landlock.abi)) or "no Landlock",
+    c.network.mode, c.tree_kill.via))
 end
 os.execute("rm -rf " .. dir)
 

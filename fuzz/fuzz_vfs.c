@@ -115,11 +115,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   luaL_openlibs(L);
   luaL_requiref(L, "sandbox.core", luaopen_sandbox_core, 0);
   lua_getfield(L, -1, "virtual");
-  lua_createtable(L, 0, 2);
+  /* normalised options, as the Lua layer passes them (lua/sandbox/virtual.lua) */
+  lua_createtable(L, 0, 7);
   lua_pushinteger(L, BUDGET);
   lua_setfield(L, -2, "max_total_bytes");
   lua_pushinteger(L, 40);
   lua_setfield(L, -2, "max_files");
+  lua_pushliteral(L, "/");
+  lua_setfield(L, -2, "cwd");
+  lua_pushinteger(L, BUDGET);
+  lua_setfield(L, -2, "max_read_bytes");
+  lua_pushinteger(L, BUDGET);
+  lua_setfield(L, -2, "max_write_bytes");
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "allow_overwrite");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "read_only");
   lua_call(L, 1, 1);
   lua_replace(L, 1);
   lua_settop(L, 1);

@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <lauxlib.h>
 
 static const struct {
   const char *name, *text;
@@ -79,25 +78,4 @@ sb_code sb_fail_errno(sb_err *e, int errnum) {
   if (errnum == ENOMEM) return sb_fail(e, c, "out of memory");
   if (c == SB_EIO) return sb_failf(e, c, "%s", strerror(errnum));
   return sb_fail(e, c, NULL);
-}
-
-int sb_push_err(lua_State *L, const sb_err *e, const char *path, size_t plen) {
-  sb_code c = e->code;
-  const char *msg = e->msg ? e->msg : sb_code_text(c);
-  lua_pushnil(L);
-  if (path) {
-    /* paths may hold any byte but NUL was refused; pushlstring keeps length */
-    const char *p = plen ? lua_pushlstring(L, path, plen) : lua_pushliteral(L, ".");
-    lua_pushfstring(L, "%s: %s: %s", sb_code_name(c), msg, p);
-    lua_remove(L, -2);
-  } else {
-    lua_pushfstring(L, "%s: %s", sb_code_name(c), msg);
-  }
-  lua_pushstring(L, sb_code_name(c));
-  return 3;
-}
-
-int sb_push_code(lua_State *L, sb_code c, const char *path, size_t plen) {
-  sb_err e = {.code = c, .msg = NULL};
-  return sb_push_err(L, &e, path, plen);
 }

@@ -5,7 +5,6 @@
 #define SB_ERR_H
 
 #include <stddef.h>
-#include <lua.h>
 
 typedef enum sb_code {
   SB_OK = 0,
@@ -43,10 +42,5 @@ sb_code sb_fail(sb_err *e, sb_code c, const char *msg);
 sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 sb_code sb_fail_errno(sb_err *e, int errnum);
-
-/* Push nil, "CODE: message[: path]", "CODE"; returns 3. */
-int sb_push_err(lua_State *L, const sb_err *e, const char *path, size_t plen);
-/* Same for a code with its default text. */
-int sb_push_code(lua_State *L, sb_code c, const char *path, size_t plen);
 
 #endif

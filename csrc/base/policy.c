@@ -2,7 +2,6 @@
 
 #include <ctype.h>
 #include <string.h>
-#include <lauxlib.h>
 
 #include "base/glob.h"
 
@@ -15,77 +14,45 @@ static void strv_free(sb_strv *s, const sb_mem *m) {
   s->n = 0;
 }
 
-/* Load t[field] (an array of strings) into s; returns whether it was set. */
-static bool strv_load(lua_State *L, int t, const char *field, sb_strv *s,
-                      const sb_mem *m, bool lower) {
-  if (lua_getfield(L, t, field) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return false;
-  }
-  size_t n = (size_t)luaL_len(L, -1);
-  if (n) {
-    s->v = sb_malloc(m, n * sizeof *s->v);
-    s->len = sb_malloc(m, n * sizeof *s->len);
-    if (!s->v || !s->len) {
-      sb_free(m, s->v, n * sizeof *s->v);
-      sb_free(m, s->len, n * sizeof *s->len);
-      s->v = NULL;
-      s->len = NULL;
-      luaL_error(L, "not enough memory");
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    lua_rawgeti(L, -1, (lua_Integer)i + 1);
-    size_t len;
-    const char *str = lua_tolstring(L, -1, &len);
-    char *d = str ? sb_memdup(m, str, len) : NULL;
-    lua_pop(L, 1);
-    if (!d) luaL_error(L, "not enough memory");
-    if (lower)
-      for (size_t k = 0; k < len; k++) d[k] = (char)tolower((unsigned char)d[k]);
-    s->v[i] = d;
-    s->len[i] = len;
-    s->n = i + 1;
-  }
-  lua_pop(L, 1);
+/* Append one string (lower-cased for suffixes). */
+static bool strv_add(sb_strv *s, const sb_mem *m, const char *str, size_t len, bool lower) {
+  char **v = sb_realloc(m, s->v, s->n * sizeof *v, (s->n + 1) * sizeof *v);
+  if (!v) return false;
+  s->v = v;
+  size_t *l = sb_realloc(m, s->len, s->n * sizeof *l, (s->n + 1) * sizeof *l);
+  if (!l) return false;
+  s->len = l;
+  char *d = sb_memdup(m, str, len);
+  if (!d) return false;
+  if (lower)
+    for (size_t k = 0; k < len; k++) d[k] = (char)tolower((unsigned char)d[k]);
+  s->v[s->n] = d;
+  s->len[s->n] = len;
+  s->n++;
   return true;
 }
 
-static uint64_t size_field(lua_State *L, int t, const char *f, uint64_t def) {
-  uint64_t v = def;
-  if (lua_getfield(L, t, f) == LUA_TNUMBER) {
-    lua_Integer i = lua_tointeger(L, -1);
-    v = i < 0 ? 0 : (uint64_t)i;
-  }
-  lua_pop(L, 1);
-  return v;
+void sb_policy_init(sb_policy *p) {
+  memset(p, 0, sizeof *p);
+  p->max_read_bytes = p->max_write_bytes = SB_UNLIMITED;
+  p->allow_overwrite = true;
 }
 
-static bool bool_field(lua_State *L, int t, const char *f, bool def) {
-  bool v = def;
-  if (lua_getfield(L, t, f) == LUA_TBOOLEAN) v = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  return v;
+void sb_policy_given(sb_policy *p, int list) {
+  if (list == SB_POLICY_ALLOW) p->has_allow = true;
+  else if (list == SB_POLICY_EXT_READ) p->has_ext_read = true;
+  else if (list == SB_POLICY_EXT_WRITE) p->has_ext_write = true;
 }
 
-void sb_policy_load(lua_State *L, int idx, sb_policy *p, const sb_mem *m) {
-  idx = lua_absindex(L, idx);
-  p->max_read_bytes = size_field(L, idx, "max_read_bytes", 10u << 20);
-  p->max_write_bytes = size_field(L, idx, "max_write_bytes", 5u << 20);
-  p->allow_overwrite = bool_field(L, idx, "allow_overwrite", true);
-  p->read_only = bool_field(L, idx, "read_only", false);
-  if (lua_getfield(L, idx, "rules") == LUA_TTABLE) {
-    int r = lua_gettop(L);
-    strv_load(L, r, "deny", &p->deny, m, false);
-    p->has_allow = strv_load(L, r, "allow", &p->allow, m, false);
+bool sb_policy_add(sb_policy *p, const sb_mem *m, int list, const char *s, size_t len) {
+  sb_policy_given(p, list);
+  switch (list) {
+  case SB_POLICY_DENY: return strv_add(&p->deny, m, s, len, false);
+  case SB_POLICY_ALLOW: return strv_add(&p->allow, m, s, len, false);
+  case SB_POLICY_EXT_READ: return strv_add(&p->ext_read, m, s, len, true);
+  case SB_POLICY_EXT_WRITE: return strv_add(&p->ext_write, m, s, len, true);
+  default: return false;
   }
-  lua_pop(L, 1);
-  if (lua_getfield(L, idx, "extensions") == LUA_TTABLE) {
-    int x = lua_gettop(L);
-    p->has_ext_read = strv_load(L, x, "read", &p->ext_read, m, true);
-    p->has_ext_write = strv_load(L, x, "write", &p->ext_write, m, true);
-  }
-  lua_pop(L, 1);
 }
 
 void sb_policy_free(sb_policy *p, const sb_mem *m) {

@@ -6,7 +6,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <lua.h>
 
 #include "base/err.h"
 #include "base/mem.h"
@@ -37,9 +36,14 @@ typedef enum sb_access {
 /* Entry kinds as far as the caller knows them. */
 enum { SB_KIND_UNKNOWN, SB_KIND_FILE, SB_KIND_DIR };
 
-/* Read the shared options from the (already validated) table at idx.
- * Raises on out-of-memory; whatever was loaded is freed by sb_policy_free. */
-void sb_policy_load(lua_State *L, int idx, sb_policy *p, const sb_mem *m);
+/* No rules, no limits (the binding fills it from the normalised options). */
+void sb_policy_init(sb_policy *p);
+enum { SB_POLICY_DENY, SB_POLICY_ALLOW, SB_POLICY_EXT_READ, SB_POLICY_EXT_WRITE };
+/* The list was given, even empty (an empty allowlist allows nothing). */
+void sb_policy_given(sb_policy *p, int list);
+/* Add a glob (deny, allow) or a suffix (ext_*; compared lower-case).
+ * False on out of memory; what was added is freed by sb_policy_free. */
+bool sb_policy_add(sb_policy *p, const sb_mem *m, int list, const char *s, size_t len);
 void sb_policy_free(sb_policy *p, const sb_mem *m);
 
 /* clean = lexically clean root-relative path ("" = root). */

@@ -1,57 +1,83 @@
-/* Confinement of commands (SPEC §6): what every child of a sandbox applies
- * to itself before execve, decided once when the sandbox is made.
+/* Confinement of commands (SPEC §6): what every command of a sandbox
+ * applies to itself before execve, decided once when the sandbox is made.
  *
- *   no_new_privs + Landlock (file system, TCP, signals and abstract unix
- *   sockets scoped to the sandbox), a network namespace when outbound
- *   traffic is not allowed (with a user namespace when not root), resource
- *   limits (cgroups, rlimits), and a privilege drop when configured.
+ * Layers: resource limits and the cgroups holding each command's tree
+ * (confine/limits.c), the sandbox's network namespace when outbound traffic
+ * is not allowed (confine/netns.c), a privilege drop, no_new_privs,
+ * Landlock (confine/landlock.c) and a private TMPDIR. The result is a set
+ * of child steps (confine/child.h) the runner applies per command, and a
+ * report: one entry per layer, enforced or why not.
  *
  * A sandbox that cannot confine as asked refuses to run commands (fail
- * closed) and says what is missing. */
-#ifndef SB_CONFINE_H
-#define SB_CONFINE_H
+ * closed) and says what is missing. A new layer: confine/<layer>.c and .h,
+ * its decision and report entry here (confine.c), its step in child.c. */
+#ifndef SB_CONFINE_CONFINE_H
+#define SB_CONFINE_CONFINE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "confine/child.h"
+#include "confine/limits.h"
 #include "confine/netns.h"
-#include "exec/proc.h"
-#include "exec/spawn.h"
+#include "fs/backend.h"
+
+#define SB_MAX_READ_PATHS 32 /* read_paths entries */
 
 typedef struct sb_confine_opts {
   bool confine;          /* Landlock + no_new_privs + private TMPDIR */
   bool allow_outbound;   /* false: no network */
-  sb_exec_limits limits; /* cgroups (memory, pids, cpu) */
+  bool allowed_hosts;    /* outbound only through the allowlist proxy */
+  sb_limit_values limits; /* cgroups (memory, pids, cpu) */
   uint64_t file_size;    /* RLIMIT_FSIZE, 0 = none */
   bool drop_user;
   uid_t uid;
   gid_t gid;
-  int root_fd;           /* the sandbox root (read, write, execute) */
-  const int *ro_fds;     /* read roots */
-  size_t nro;
-  const char *const *extra_rx; /* read_paths: host paths commands may read and run */
+  sb_cmd_tree tree;      /* what commands work in and read (from the backend) */
+  const char *const *read_paths; /* host paths commands may read and run; NULL-ended */
 } sb_confine_opts;
+
+/* One layer as the report shows it: enforced, or why not, with details. */
+enum { SB_DETAIL_STR, SB_DETAIL_INT, SB_DETAIL_BOOL };
+typedef struct sb_layer {
+  const char *name;
+  bool enforced;
+  const char *why; /* when not enforced */
+  int ndetails;
+  struct {
+    const char *key;
+    int type;
+    const char *s;
+    long long i;
+  } details[4];
+} sb_layer;
+
+#define SB_MAX_LAYERS 16
 
 typedef struct sb_confine {
   sb_confine_steps steps;
+  sb_limits limits;
   int ruleset_fd;      /* Landlock, -1 = none */
   sb_netns netns;      /* the commands' network when outbound is off */
   int landlock_abi;
+  bool enabled;        /* the confine option */
   bool refuse;         /* commands fail closed with ENOTSUP */
   char why[240];       /* what is missing */
   char tmpdir[512];    /* private TMPDIR, "" = none */
   int tmp_parent;      /* for its removal */
   char tmp_name[64];
-  /* the report: how each part is enforced (NULL = not) */
-  const char *network, *tree_kill, *limit_via[SB_NLIM], *file_size_via;
+  int nlayers;
+  sb_layer layers[SB_MAX_LAYERS];
 } sb_confine;
 
 void sb_confine_init(sb_confine *c);
-/* Decide and prepare everything; `ex` gets its cgroups. Returns 0, or -1
- * when an explicitly requested limit cannot be enforced at all (why set):
- * the sandbox is not made. A missing Landlock only sets refuse. */
-int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, sb_exec *ex);
+/* Decide and prepare everything. Returns 0, or -1 when an explicitly
+ * requested limit cannot be enforced at all (why set): the sandbox is not
+ * made. A missing layer the commands need only sets refuse. */
+int sb_confine_setup(sb_confine *c, const sb_confine_opts *o);
+/* The commands' own network namespace, or NULL (outbound allowed, refused). */
+const sb_netns *sb_confine_netns(const sb_confine *c);
 void sb_confine_release(sb_confine *c);
 
 #endif

@@ -1,4 +1,5 @@
 #include "confine/netns.h"
+#include "base/file.h"
 #include "exec/spawn.h"
 
 #include <errno.h>
@@ -19,7 +20,7 @@ typedef struct ns_child {
   int done_r, done_w;   /* parent -> child: you may go (EOF) */
 } ns_child;
 
-SB_CHILD_FN static int lo_up(void) {
+SB_CHILD_FN int sb_netns_loopback_up(void) {
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (s < 0) return -1;
   struct ifreq ifr;
@@ -41,21 +42,11 @@ SB_CHILD_FN static int child_main(void *arg) {
    * pipe held open here (the parent's ends, or another thread's) would keep
    * its reader from ever seeing EOF. */
   sb_child_close_fds(c->ready_w, c->done_r);
-  int err = lo_up() == 0 ? 0 : errno;
+  int err = sb_netns_loopback_up() == 0 ? 0 : errno;
   if (write(c->ready_w, &err, sizeof err) != sizeof err) _exit(1);
   char b;
   while (read(c->done_r, &b, 1) < 0 && errno == EINTR) {}
   _exit(0);
-}
-
-static int write_file(const char *path, const char *s) {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = write(fd, s, strlen(s));
-  int e = errno;
-  close(fd);
-  errno = e;
-  return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
 int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen) {
@@ -90,12 +81,12 @@ int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen) {
     if (with_userns) { /* map our uid and gid to themselves inside */
       snprintf(map, sizeof map, "%d %d 1\n", (int)geteuid(), (int)geteuid());
       snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-      int r = write_file(path, map);
+      int r = sb_write_small(AT_FDCWD, path, map);
       snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
-      if (r == 0) r = write_file(path, "deny");
+      if (r == 0) r = sb_write_small(AT_FDCWD, path, "deny");
       snprintf(map, sizeof map, "%d %d 1\n", (int)getegid(), (int)getegid());
       snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
-      if (r == 0) r = write_file(path, map);
+      if (r == 0) r = sb_write_small(AT_FDCWD, path, map);
       snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
       if (r == 0) ns->user = open(path, O_RDONLY | O_CLOEXEC);
       if (r != 0 || ns->user < 0) {

@@ -15,8 +15,11 @@ typedef struct sb_netns {
   int user; /* fd of its user namespace (not root), -1 = none */
 } sb_netns;
 
-/* Returns 0, or -1 with why. */
+/* Returns 0, or -1 with why. (Used without the sandbox's own namespaces,
+ * confine = {namespaces = false}; with them the init makes the network.) */
 int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen);
+/* In a child inside a new network namespace: bring `lo` up. 0 or -1. */
+int sb_netns_loopback_up(void);
 void sb_netns_close(sb_netns *ns);
 
 #endif

@@ -1,5 +1,7 @@
 #include "exec/cgroup.h"
 
+#include "base/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -89,32 +91,13 @@ bool sb_cgroup_base_open_v1(sb_cgroup_base *b, const char *ctrl, const void *tag
   return base_open(b, ctrl, tag);
 }
 
-static int write_at(int dirfd, const char *file, const char *value) {
-  int fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t w = write(fd, value, strlen(value));
-  int err = errno;
-  close(fd);
-  errno = err;
-  return w == (ssize_t)strlen(value) ? 0 : -1;
-}
-
-static ssize_t read_at(int dirfd, const char *file, char *buf, size_t cap) {
-  int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, cap - 1);
-  close(fd);
-  if (n >= 0) buf[n] = '\0';
-  return n;
-}
-
 bool sb_cgroup_enable(sb_cgroup_base *b, const char *ctrl) {
   if (b->dirfd < 0 || b->v1) return false;
   char buf[512], cmd[40];
-  if (read_at(b->dirfd, "cgroup.controllers", buf, sizeof buf) <= 0 || !has_word(buf, ctrl, ' '))
+  if (sb_read_small(b->dirfd, "cgroup.controllers", buf, sizeof buf) <= 0 || !has_word(buf, ctrl, ' '))
     return false;
   snprintf(cmd, sizeof cmd, "+%s", ctrl);
-  return write_at(b->dirfd, "cgroup.subtree_control", cmd) == 0;
+  return sb_write_small(b->dirfd, "cgroup.subtree_control", cmd) == 0;
 }
 
 bool sb_cgroup_setting_add(sb_cgroup_base *b, const char *file, const char *value) {
@@ -163,7 +146,7 @@ bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c) {
   if (mkdirat(b->dirfd, c->name, 0755) != 0 && errno != EEXIST) return false;
   c->dirfd = openat(b->dirfd, c->name, O_PATH | O_DIRECTORY | O_CLOEXEC);
   bool ok = c->dirfd >= 0;
-  for (int i = 0; ok && i < b->nset; i++) ok = write_at(c->dirfd, b->set[i].file, b->set[i].value) == 0;
+  for (int i = 0; ok && i < b->nset; i++) ok = sb_write_small(c->dirfd, b->set[i].file, b->set[i].value) == 0;
   if (ok) c->procs_fd = openat(c->dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
   if (ok && !b->v1) c->events_fd = openat(c->dirfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
   if (!ok || c->procs_fd < 0 || (!b->v1 && c->events_fd < 0)) {
@@ -176,10 +159,10 @@ bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c) {
 
 void sb_cgroup_signal(sb_cgroup *c, int sig) {
   if (c->dirfd < 0) return;
-  if (sig == SIGKILL && c->events_fd >= 0 && write_at(c->dirfd, "cgroup.kill", "1") == 0) return;
+  if (sig == SIGKILL && c->events_fd >= 0 && sb_write_small(c->dirfd, "cgroup.kill", "1") == 0) return;
   /* other signals, v1, or no cgroup.kill (Linux < 5.14): every listed pid */
   char buf[8192];
-  if (read_at(c->dirfd, "cgroup.procs", buf, sizeof buf) <= 0) return;
+  if (sb_read_small(c->dirfd, "cgroup.procs", buf, sizeof buf) <= 0) return;
   for (char *p = buf, *end; *p; p = end) {
     long pid = strtol(p, &end, 10);
     if (end == p) break;
@@ -197,12 +180,12 @@ bool sb_cgroup_empty(sb_cgroup *c) {
     return strstr(buf, "populated 0") != NULL;
   }
   if (c->dirfd < 0) return true;
-  return read_at(c->dirfd, "cgroup.procs", buf, sizeof buf) <= 0;
+  return sb_read_small(c->dirfd, "cgroup.procs", buf, sizeof buf) <= 0;
 }
 
 uint64_t sb_cgroup_counter(sb_cgroup *c, const char *file, const char *key) {
   char buf[2048];
-  if (c->dirfd < 0 || read_at(c->dirfd, file, buf, sizeof buf) <= 0) return 0;
+  if (c->dirfd < 0 || sb_read_small(c->dirfd, file, buf, sizeof buf) <= 0) return 0;
   size_t n = strlen(key);
   for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
     if (strncmp(line, key, n) == 0 && line[n] == ' ') return strtoull(line + n + 1, NULL, 10);

@@ -19,14 +19,9 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
-
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* In a child: close every descriptor above 2 but keep1 and keep2 (-1: none).
  * Also what keeps a child from holding another thread's pipes open. */
@@ -49,11 +44,8 @@ SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) {
 /* The failed step travels back through a close-on-exec pipe (EOF = the
  * command runs): it works whether or not the child shares our memory
  * (valgrind, for one, turns a vfork-like clone into a fork). */
-static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "rlimit", "userns",
-                                          "netns", "setgroups", "setgid", "setuid",
-                                          "pdeathsig", "no_new_privs", "landlock", "exec"};
-enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_RLIMIT, ST_USERNS, ST_NETNS,
-       ST_SETGROUPS, ST_SETGID, ST_SETUID, ST_PDEATHSIG, ST_NNP, ST_LANDLOCK, ST_EXEC };
+static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "pdeathsig", "exec"};
+enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_PDEATHSIG, ST_EXEC, ST_CONFINE = 100 };
 
 typedef struct child_ctx {
   const sb_spawn_req *req;
@@ -81,7 +73,7 @@ CHILD static void exec_search(child_ctx *c, const sb_spawn_req *r) {
     execve(file, r->argv, r->envp);
     return;
   }
-  const char *p = r->path ? r->path : DEFAULT_PATH;
+  const char *p = r->path ? r->path : "";
   size_t flen = strlen(file);
   int seen_eacces = 0;
   while (*p) {
@@ -120,32 +112,19 @@ CHILD static int child_main(void *arg) {
     if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) sigaction(sig, &dfl, NULL);
   }
   if (setsid() < 0) FAIL(c, ST_SETSID);
-  for (int i = 0; s && i < SB_MAX_CGROUPS; i++)
-    if (s->cgroup_procs_fds[i] >= 0 && write(s->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
+  for (int i = 0; i < SB_MAX_CGROUPS; i++)
+    if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
   if (dup2(r->stdin_fd, 0) < 0 || dup2(r->stdout_fd, 1) < 0 || dup2(r->stderr_fd, 2) < 0)
     FAIL(c, ST_STDIO);
   if (r->cwd_fd >= 0 && fchdir(r->cwd_fd) != 0) FAIL(c, ST_CWD);
-  if (s) {
-    for (int i = 0; i < s->nrlimits; i++)
-      if (setrlimit((__rlimit_resource_t)s->rlimits[i].resource, &s->rlimits[i].lim) != 0)
-        FAIL(c, ST_RLIMIT);
-    if (s->join_userns_fd >= 0 && setns(s->join_userns_fd, CLONE_NEWUSER) != 0) FAIL(c, ST_USERNS);
-    if (s->join_netns_fd >= 0 && setns(s->join_netns_fd, CLONE_NEWNET) != 0) FAIL(c, ST_NETNS);
-    if (s->drop_user) {
-      if (syscall(SYS_setgroups, 0, NULL) != 0) FAIL(c, ST_SETGROUPS);
-      if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) != 0) FAIL(c, ST_SETGID);
-      if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) != 0) FAIL(c, ST_SETUID);
-    }
-    /* a host that dies without disposing (SIGKILL, a crash) takes the
-     * leader with it; the rest of its tree then has no parent to hold on
-     * to. After the uid drop, which would clear it; checked against the
-     * host having died already. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != c->host) FAIL(c, ST_PDEATHSIG);
-    if (s->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) FAIL(c, ST_NNP);
-    if (s->landlock_ruleset_fd >= 0 &&
-        syscall(SYS_landlock_restrict_self, s->landlock_ruleset_fd, s->landlock_flags) != 0)
-      FAIL(c, ST_LANDLOCK);
-  }
+  int step;
+  if (s && (step = sb_confine_enter(s)) != 0) FAIL(c, ST_CONFINE + step);
+  /* a host that dies without disposing (SIGKILL, a crash) takes the leader
+   * with it; the rest of its tree then has no parent to hold on to. After
+   * the identity change, which would clear it; checked against the host
+   * having died already. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != c->host) FAIL(c, ST_PDEATHSIG);
+  if (s && (step = sb_confine_restrict(s)) != 0) FAIL(c, ST_CONFINE + step);
   /* No descriptor of the host survives: Landlock does not cover files
    * opened before it, so this is part of the confinement too. Only the
    * error pipe stays, and it closes itself at exec. */
@@ -199,7 +178,8 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
     while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {}
     if (pidfd >= 0 && !req->no_pidfd) close(pidfd);
     res->err = msg[0];
-    res->step = (unsigned)msg[1] < sizeof steps_names / sizeof *steps_names ? steps_names[msg[1]] : "spawn";
+    res->step = msg[1] >= ST_CONFINE ? sb_confine_step_name(msg[1] - ST_CONFINE)
+                : (unsigned)msg[1] < sizeof steps_names / sizeof *steps_names ? steps_names[msg[1]] : "spawn";
     return -1;
   }
   res->pid = pid;

@@ -1,8 +1,8 @@
 /* Spawning a command: clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD), the
  * mechanism posix_spawn uses (no copy of the host's address space: a host
  * with a 1 GiB heap spawns as fast as a small one), with room for the steps
- * posix_spawn cannot take before execve: joining a cgroup, resource limits,
- * namespaces, Landlock, dropping privileges. The child is watched and reaped
+ * posix_spawn cannot take before execve: joining the command's cgroups, the
+ * confinement steps (confine/child.h), tying it to the host's life. The child is watched and reaped
  * through its pidfd. (The kernel resets the exit signal to SIGCHLD at execve:
  * a host that sets SIGCHLD to SIG_IGN, or reaps every child with
  * waitpid(-1), takes the exit status away; the exit is still seen.) */
@@ -14,34 +14,18 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-/* Steps the child applies to itself, in this order, before execve. Filled by
- * the confinement layer; all optional. */
-#define SB_MAX_CGROUPS 4
+#include "confine/child.h"
 
-typedef struct sb_confine_steps {
-  int cgroup_procs_fds[SB_MAX_CGROUPS]; /* write "0" to each to join; -1 = none */
-  int nrlimits;
-  struct {
-    int resource;
-    struct rlimit lim;
-  } rlimits[8];
-  int join_userns_fd;    /* setns() into these (the sandbox's network), -1 = stay */
-  int join_netns_fd;
-  bool drop_user;        /* setgroups(0), setgid, setuid */
-  uid_t uid;
-  gid_t gid;
-  bool no_new_privs;
-  int landlock_ruleset_fd; /* landlock_restrict_self(fd, flags); -1 = none */
-  unsigned landlock_flags;
-} sb_confine_steps;
+#define SB_MAX_CGROUPS 4
 
 typedef struct sb_spawn_req {
   const char *file;  /* argv[0]: with a '/', used as is; else searched in PATH */
   char *const *argv;
   char *const *envp; /* the child's whole environment */
-  const char *path;  /* PATH for the search (from envp), NULL = default */
+  const char *path;  /* PATH for the search (from envp; the binding always gives one) */
   int cwd_fd;        /* the child starts here (fchdir), -1 = inherit */
   int stdin_fd, stdout_fd, stderr_fd; /* child ends of the pipes */
+  int cgroup_procs_fds[SB_MAX_CGROUPS]; /* write "0" to each to join; -1 = none */
   const sb_confine_steps *steps;      /* NULL = none */
   void *stack;       /* child stack, SB_SPAWN_STACK bytes, reused by the caller */
   bool no_pidfd;     /* test switch: spawn without CLONE_PIDFD */

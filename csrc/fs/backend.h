@@ -1,13 +1,20 @@
-/* The interface every backend implements, and the sandbox object they share.
+/* The interface every file-system backend implements, and the narrow part
+ * of the sandbox a backend receives.
  *
- *   front door (sb_path) -> policy (sb_policy) -> backend (vfs | rootfs)
+ *   front door (base/path) -> policy (base/policy) -> backend (fs/<kind>.c)
  *
- * The Lua binding (sb_lua.c) is the only caller: it parses paths, applies
- * the policy, calls one of these, pushes the result and audits. A backend
- * sees only clean relative paths and never touches the Lua stack, so it
- * cannot raise while it holds a resource. */
-#ifndef SB_BACKEND_H
-#define SB_BACKEND_H
+ * The binding (lua/fs.c, lua/search.c) parses paths, checks the policy on
+ * the lexical path, calls one of these and pushes the result; the search
+ * part walks through them too. A backend sees clean root-relative paths
+ * (".." kept: it resolves them as its tree does) and never touches Lua, so
+ * it cannot raise while it holds a resource. Backends re-check the policy
+ * where the lexical path is not where an object really is (a symlink).
+ *
+ * A new backend: fs/<kind>.c + fs/<kind>.h implementing sb_backend (with
+ * `cmd` when commands can run over it), and its constructor in
+ * lua/module.c. */
+#ifndef SB_FS_BACKEND_H
+#define SB_FS_BACKEND_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,13 +34,14 @@ typedef struct sb_stat {
 } sb_stat;
 
 typedef struct sb_dirent {
-  const char *name;
+  const char *name; /* set once the listing is complete (see name_off) */
+  size_t name_off;  /* while listing: offset of the name in sb_dirlist.names */
   size_t namelen;
   int type;
   uint64_t size;
 } sb_dirent;
 
-/* Entries of one directory; names may borrow backend memory until the next
+/* Entries of one directory; names borrow backend memory until the next
  * call, or live in `names`. */
 typedef struct sb_dirlist {
   sb_dirent *v;
@@ -41,12 +49,12 @@ typedef struct sb_dirlist {
   sb_buf names;
 } sb_dirlist;
 
-/* File contents a backend hands out; p[len] is always '\0', so code that
- * treats the bytes as a C string (regexec) never reads past the end. */
-typedef struct sb_view {
+/* Bytes a backend hands out; p[len] is always '\0', so code that treats
+ * them as a C string never reads past the end. */
+typedef struct sb_bytes {
   const char *p;
   size_t len;
-} sb_view;
+} sb_bytes;
 
 typedef struct sb_write_opts {
   bool overwrite; /* replace an existing file */
@@ -58,51 +66,58 @@ enum { SB_WALK_CONTINUE, SB_WALK_SKIP, SB_WALK_STOP };
 typedef int (*sb_walk_fn)(void *ud, const char *rel, size_t rlen,
                           const sb_dirent *ent, const void *ref);
 
-typedef struct sb_sandbox sb_sandbox;
+typedef struct sb_backend sb_backend;
 
-typedef struct sb_backend {
-  const char *kind; /* "virtual" | "container" */
-  sb_code (*read)(sb_sandbox *sb, const sb_path *p, sb_view *out, sb_err *e);
-  sb_code (*write)(sb_sandbox *sb, const sb_path *p, const char *data, size_t len,
+/* The file-system part of a sandbox: what a backend may use. */
+typedef struct sb_fs {
+  const sb_backend *be;
+  void *impl;               /* the backend's state, NULL until opened */
+  sb_mem mem;               /* the Lua state's allocator */
+  const sb_policy *policy;  /* the sandbox's; read-only here */
+  sb_quota quota;           /* byte and entry budgets the backend keeps */
+  sb_buf scratch;           /* file contents a backend reads */
+} sb_fs;
+
+/* What a command needs from the file system it runs over (the local
+ * runner asks the backend through this; NULL = commands cannot run here). */
+typedef struct sb_cmd_tree {
+  int root_fd;       /* the tree commands work in, read-write */
+  const int *ro_fds; /* trees they may read (read roots), in order */
+  size_t nro;
+} sb_cmd_tree;
+
+typedef struct sb_backend_cmd {
+  /* An O_PATH directory fd for a command's working directory p. */
+  int (*open_cwd)(sb_fs *fs, const sb_path *p, sb_err *e);
+  /* The trees a command sees (fds stay owned by the backend). */
+  void (*tree)(sb_fs *fs, sb_cmd_tree *out);
+  /* A command ran: whatever the backend caches about the tree is stale. */
+  void (*changed)(sb_fs *fs);
+} sb_backend_cmd;
+
+struct sb_backend {
+  const char *kind; /* "virtual" | "container": the word of fs/<kind>.c */
+  sb_code (*read)(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
+  sb_code (*write)(sb_fs *fs, const sb_path *p, const char *data, size_t len,
                    const sb_write_opts *o, sb_err *e);
-  sb_code (*stat)(sb_sandbox *sb, const sb_path *p, sb_stat *st, sb_err *e);
-  sb_code (*readdir)(sb_sandbox *sb, const sb_path *p, sb_dirlist *out, sb_err *e);
-  sb_code (*mkdir)(sb_sandbox *sb, const sb_path *p, bool parents, sb_err *e);
-  sb_code (*remove)(sb_sandbox *sb, const sb_path *p, bool recursive, sb_err *e);
-  sb_code (*rename)(sb_sandbox *sb, const sb_path *from, const sb_path *to,
+  sb_code (*stat)(sb_fs *fs, const sb_path *p, sb_stat *st, sb_err *e);
+  sb_code (*readdir)(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e);
+  sb_code (*mkdir)(sb_fs *fs, const sb_path *p, bool parents, sb_err *e);
+  sb_code (*remove)(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e);
+  sb_code (*rename)(sb_fs *fs, const sb_path *from, const sb_path *to,
                     bool overwrite, sb_err *e);
   /* Depth-first below p in name order; entries not followed through links. */
-  sb_code (*walk)(sb_sandbox *sb, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e);
+  sb_code (*walk)(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e);
   /* Contents of a file met during walk (ref as passed to the callback). */
-  sb_code (*read_ref)(sb_sandbox *sb, const void *ref, sb_view *out, sb_err *e);
-  /* Release everything; the sandbox is unusable afterwards. Idempotent. */
-  void (*close)(sb_sandbox *sb);
-} sb_backend;
-
-struct sb_sandbox {
-  const sb_backend *be; /* set at creation, before the backend opens */
-  void *impl;           /* backend state, NULL until opened */
-  void *exec;           /* command runner state; NULL = no exec */
-  void *net;            /* host policy, proxy, ports (sb_lua_net.c) */
-  bool closed;          /* disposed: every method but close raises */
-  sb_mem mem;
-  sb_policy policy;
-  sb_quota quota;
-  sb_buf scratch; /* reused for file contents a backend reads */
-  sb_buf results; /* search records, and their sorted index */
-  sb_buf index;
-  sb_dirlist dl;  /* reused listing storage */
-  char *cwd;      /* what the agent sees as the root, absolute */
-  size_t cwdlen;
-  int audit_ref;  /* registry ref of the audit function, or LUA_NOREF */
+  sb_code (*read_ref)(sb_fs *fs, const void *ref, sb_bytes *out, sb_err *e);
+  /* Release everything; the part is unusable afterwards. Idempotent. */
+  void (*close)(sb_fs *fs);
+  const sb_backend_cmd *cmd; /* NULL: no commands over this backend */
 };
 
-/* Keep a listing's storage bounded between calls. */
-void sb_dirlist_reset(sb_sandbox *sb, sb_dirlist *dl);
-int sb_dirlist_push(sb_sandbox *sb, sb_dirlist *dl, const sb_dirent *ent);
-void sb_dirlist_free(sb_sandbox *sb, sb_dirlist *dl);
-void sb_dirlist_sort(sb_dirlist *dl);
-/* Stable sort by name, then keep the first of equal names. 0 or -1 (OOM). */
-int sb_dirlist_unique(sb_sandbox *sb, sb_dirlist *dl);
+/* Set up the part for backend `be` (nothing opened yet; unlimited quota). */
+void sb_fs_init(sb_fs *fs, const sb_backend *be, const sb_mem *m, const sb_policy *pol);
+/* Close the backend and free the scratch buffer; idempotent. */
+void sb_fs_close(sb_fs *fs);
 
 #endif

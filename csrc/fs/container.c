@@ -11,28 +11,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/dirlist.h"
 #include "fs/tree.h"
 #include "fs/resolver.h"
 
-#define TMP_PREFIX ".sb-tmp-"
+#define TMP_PREFIX ".fs-tmp-"
 #define WALK_DEPTH_MAX 256
 
 /* A tree reads may come from: [0] is base_dir, then the read roots. */
-typedef struct view {
+typedef struct layer {
   sb_resolver res;
   bool content; /* file contents may be read (false: base_dir in mode "w") */
-} view;
+} layer;
 
-typedef struct rootfs {
-  view *views;
-  size_t nviews;
+typedef struct container {
+  layer *layers;
+  size_t nlayers;
   bool can_write;
   uint64_t max_disk, disk_used;
   bool disk_dirty;
   uint64_t tmp_seed, tmp_count; /* temporary names without a syscall each */
-} rootfs;
+  int *ro_fds; /* the read roots' fds, for commands */
+} container;
 
-#define FS(sb) ((rootfs *)(sb)->impl)
+#define CT(fs) ((container *)(fs)->impl)
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -79,9 +81,9 @@ static bool policy_active(const sb_policy *pol) {
 /* Rules and extensions apply to where a path really leads: a symlink made
  * by a command must not route around them. Check the object's real
  * root-relative path (dirfd + optional name). */
-static sb_code recheck(sb_sandbox *sb, const view *v, int fd, const char *name,
+static sb_code recheck(sb_fs *fs, const layer *v, int fd, const char *name,
                        sb_access acc, int kind, sb_err *e) {
-  if (!policy_active(&sb->policy)) return SB_OK;
+  if (!policy_active(fs->policy)) return SB_OK;
   char rel[2 * SB_PATH_MAX + 2];
   long n = sb_resolve_relpath(&v->res, fd, rel, sizeof rel - SB_NAME_MAX - 2);
   if (n < 0) return n == -EXDEV ? fail_neg(e, (int)n) : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
@@ -93,18 +95,18 @@ static sb_code recheck(sb_sandbox *sb, const view *v, int fd, const char *name,
     len += nl;
     rel[len] = '\0';
   }
-  return sb_policy_check(&sb->policy, acc, rel, len, kind, e);
+  return sb_policy_check(fs->policy, acc, rel, len, kind, e);
 }
 
-/* Read an open regular file into sb->scratch (NUL-terminated). */
-static sb_code read_fd(sb_sandbox *sb, int fd, uint64_t size_hint, sb_view *out, sb_err *e) {
-  sb_buf *b = &sb->scratch;
-  uint64_t max = sb->policy.max_read_bytes;
+/* Read an open regular file into fs->scratch (NUL-terminated). */
+static sb_code read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_err *e) {
+  sb_buf *b = &fs->scratch;
+  uint64_t max = fs->policy->max_read_bytes;
   b->len = 0;
-  if (sb_buf_reserve(&sb->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
+  if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
     return sb_fail(e, SB_ENOSPC, "out of memory");
   for (;;) {
-    if (b->cap - b->len < 2 && sb_buf_reserve(&sb->mem, b, b->len + 4096 > max + 2 ? 2 : 4096) != 0)
+    if (b->cap - b->len < 2 && sb_buf_reserve(&fs->mem, b, b->len + 4096 > max + 2 ? 2 : 4096) != 0)
       return sb_fail(e, SB_ENOSPC, "out of memory");
     ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
     if (n < 0) {
@@ -113,7 +115,7 @@ static sb_code read_fd(sb_sandbox *sb, int fd, uint64_t size_hint, sb_view *out,
     }
     if (n == 0) break;
     b->len += (size_t)n;
-    if (b->len > max) return sb_policy_read_size(&sb->policy, b->len, e); /* grew while read */
+    if (b->len > max) return sb_policy_read_size(fs->policy, b->len, e); /* grew while read */
   }
   b->p[b->len] = '\0';
   out->p = b->p;
@@ -132,7 +134,7 @@ static void fill_stat(const struct stat *st, sb_stat *out) {
 /* Open the directory of components [0, upto), creating missing ones when
  * `create` (libpathrs mkdir_all: tolerate races, never create after a
  * missing component followed by ".."). Returns an O_PATH fd or -1. */
-static int open_dir_chain(const view *v, const sb_path *p, unsigned upto, bool create, sb_err *e) {
+static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool create, sb_err *e) {
   int fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, upto));
   if (fd >= 0) return fd;
   if (fd != -ENOENT || !create) {
@@ -183,12 +185,23 @@ static int open_dir_chain(const view *v, const sb_path *p, unsigned upto, bool c
   return fd;
 }
 
-static int open_parent(const view *v, const sb_path *p, bool create, sb_err *e) {
+static int open_parent(const layer *v, const sb_path *p, bool create, sb_err *e) {
   return open_dir_chain(v, p, p->ncomp - 1, create, e);
 }
 
-static sb_code need_write(rootfs *fs, sb_err *e) {
-  return fs->can_write ? SB_OK : sb_fail(e, SB_EACCES, "the sandbox is read-only (mode \"r\")");
+static sb_code need_write(container *ct, sb_err *e) {
+  return ct->can_write ? SB_OK : sb_fail(e, SB_EACCES, "the sandbox is read-only (mode \"r\")");
+}
+
+/* The first steps of every write-side operation: the tree is writable, the
+ * parent of p's last component is open in the root layer (created with
+ * `parents`), and its name is in `name`. The parent fd, or -1 with e. */
+static int open_final(sb_fs *fs, const sb_path *p, bool parents, char name[SB_NAME_MAX + 1], sb_err *e) {
+  container *ct = CT(fs);
+  if (need_write(ct, e) != SB_OK) return -1;
+  int dirfd = open_parent(&ct->layers[0], p, parents, e);
+  if (dirfd >= 0) last_name(p, name);
+  return dirfd;
 }
 
 /* ---- disk usage (max_disk_usage) ---------------------------------------- */
@@ -201,93 +214,94 @@ static int usage_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent
   return SB_WALK_CONTINUE;
 }
 
-static sb_code rf_walk_view(sb_sandbox *sb, size_t vi, const sb_path *p, sb_walk_fn fn,
+static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
                             void *ud, sb_err *e);
 
-static sb_code disk_check(sb_sandbox *sb, int64_t dbytes, sb_err *e) {
-  rootfs *fs = FS(sb);
-  if (fs->max_disk == SB_UNLIMITED) return SB_OK;
-  if (fs->disk_dirty) {
+static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
+  container *ct = CT(fs);
+  if (ct->max_disk == SB_UNLIMITED) return SB_OK;
+  if (ct->disk_dirty) {
     uint64_t used = 0;
     sb_path root;
     sb_path_from_rel(&root, "", 0, e);
-    sb_code c = rf_walk_view(sb, 0, &root, usage_cb, &used, e);
+    sb_code c = walk_layer(fs, 0, &root, usage_cb, &used, e);
     if (c != SB_OK) return c;
-    fs->disk_used = used;
-    fs->disk_dirty = false;
+    ct->disk_used = used;
+    ct->disk_dirty = false;
   }
-  sb_quota q = {.max_bytes = fs->max_disk, .used_bytes = fs->disk_used,
+  sb_quota q = {.max_bytes = ct->max_disk, .used_bytes = ct->disk_used,
                 .max_nodes = SB_UNLIMITED};
   sb_code c = sb_quota_check(&q, dbytes, 0, e);
   if (c == SB_ENOSPC) sb_failf(e, SB_ENOSPC, "max_disk_usage (%llu bytes) would be exceeded",
-                               (unsigned long long)fs->max_disk);
+                               (unsigned long long)ct->max_disk);
   return c;
 }
 
-static void disk_apply(rootfs *fs, int64_t dbytes) {
-  if (fs->max_disk != SB_UNLIMITED && !fs->disk_dirty)
-    fs->disk_used = (uint64_t)((int64_t)fs->disk_used + dbytes);
+static void disk_apply(container *ct, int64_t dbytes) {
+  if (ct->max_disk != SB_UNLIMITED && !ct->disk_dirty)
+    ct->disk_used = (uint64_t)((int64_t)ct->disk_used + dbytes);
 }
 
 /* ---- read side ---------------------------------------------------------- */
 
-/* Try each view in order; the first one where the path exists answers. */
-static sb_code read_in(sb_sandbox *sb, const view *v, const sb_path *p, sb_view *out, sb_err *e) {
-  int fd = sb_resolve(&v->res, p->buf, p->len,
-                      O_RDONLY | O_NONBLOCK | O_NOCTTY | (p->must_dir ? O_DIRECTORY : 0), 0);
-  if (fd < 0) return fail_neg(e, fd);
+/* Read an opened file of layer v: a regular file whose contents this layer
+ * lets us read, under the rules (rechecked on its real path when `rules`)
+ * and the size limit. Closes fd. */
+static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_bytes *out, sb_err *e) {
   struct stat st;
   sb_code c = SB_OK;
   if (fstat(fd, &st) != 0) c = fail_errno_now(e);
   else if (!S_ISREG(st.st_mode)) c = type_error(&st, e);
   else if (!v->content) c = sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
-  else if ((c = recheck(sb, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK &&
-           (c = sb_policy_read_size(&sb->policy, (uint64_t)st.st_size, e)) == SB_OK)
-    c = read_fd(sb, fd, (uint64_t)st.st_size, out, e);
+  else if ((!rules || (c = recheck(fs, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) &&
+           (c = sb_policy_read_size(fs->policy, (uint64_t)st.st_size, e)) == SB_OK)
+    c = read_fd(fs, fd, (uint64_t)st.st_size, out, e);
   close(fd);
   return c;
 }
 
-static sb_code rf_read(sb_sandbox *sb, const sb_path *p, sb_view *out, sb_err *e) {
-  rootfs *fs = FS(sb);
-  sb_code c = SB_ENOENT;
-  for (size_t i = 0; i < fs->nviews; i++) {
-    c = read_in(sb, &fs->views[i], p, out, e);
-    if (c != SB_ENOENT) return c;
-  }
-  return c;
+static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
+  int fd = sb_resolve(&v->res, p->buf, p->len,
+                      O_RDONLY | O_NONBLOCK | O_NOCTTY | (p->must_dir ? O_DIRECTORY : 0), 0);
+  if (fd < 0) return fail_neg(e, fd);
+  return read_opened(fs, v, fd, true, out, e);
 }
 
-static sb_code stat_in(sb_sandbox *sb, const view *v, const sb_path *p, struct stat *st, sb_err *e) {
+static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
+  struct stat *st = out;
   int fd = sb_resolve(&v->res, p->buf, p->len, O_PATH | (p->must_dir ? O_DIRECTORY : 0), 0);
   if (fd < 0) return fail_neg(e, fd);
   sb_code c = fstat(fd, st) == 0 ? SB_OK : fail_errno_now(e);
-  if (c == SB_OK) c = recheck(sb, v, fd, NULL, SB_ACC_LIST,
+  if (c == SB_OK) c = recheck(fs, v, fd, NULL, SB_ACC_LIST,
                               S_ISDIR(st->st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   close(fd);
   return c;
 }
 
-/* Index of the first view where p exists, with its stat; -1 with e set. */
-static long find_view(sb_sandbox *sb, const sb_path *p, struct stat *st, sb_err *e) {
-  rootfs *fs = FS(sb);
-  for (size_t i = 0; i < fs->nviews; i++) {
-    sb_code c = stat_in(sb, &fs->views[i], p, st, e);
-    if (c == SB_OK) return (long)i;
-    if (c != SB_ENOENT) return -1;
-  }
-  return -1;
+/* Reads and stats: the first layer where p exists answers (base_dir, then
+ * the read roots in order). */
+static sb_code first_layer(sb_fs *fs, const sb_path *p,
+                           sb_code (*in)(sb_fs *, const layer *, const sb_path *, void *, sb_err *),
+                           void *out, sb_err *e) {
+  container *ct = CT(fs);
+  sb_code c = SB_ENOENT;
+  for (size_t i = 0; i < ct->nlayers && c == SB_ENOENT; i++) c = in(fs, &ct->layers[i], p, out, e);
+  return c;
 }
 
-static sb_code rf_stat(sb_sandbox *sb, const sb_path *p, sb_stat *out, sb_err *e) {
+static sb_code ct_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
+  return first_layer(fs, p, read_in, out, e);
+}
+
+static sb_code ct_stat(sb_fs *fs, const sb_path *p, sb_stat *out, sb_err *e) {
   struct stat st;
-  if (find_view(sb, p, &st, e) < 0) return e->code;
-  fill_stat(&st, out);
-  return SB_OK;
+  sb_code c = first_layer(fs, p, stat_in, &st, e);
+  if (c == SB_OK) fill_stat(&st, out);
+  return c;
 }
 
 /* List one directory fd into dl (names in dl->names, fixed up by caller). */
-static sb_code list_fd(sb_sandbox *sb, int dirfd, sb_dirlist *dl, sb_err *e) {
+static sb_code list_fd(sb_fs *fs, int dirfd, sb_dirlist *dl, sb_err *e) {
   int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lfd < 0) return fail_errno_now(e);
   DIR *d = fdopendir(lfd);
@@ -310,10 +324,9 @@ static sb_code list_fd(sb_sandbox *sb, int dirfd, sb_dirlist *dl, sb_err *e) {
       ent.type = s.type;
       ent.size = s.size;
     }
-    /* the offset stands in for the pointer until the arena stops moving */
-    ent.name = (const char *)(uintptr_t)dl->names.len;
-    if (sb_buf_append(&sb->mem, &dl->names, nm, ent.namelen + 1) != 0 ||
-        sb_dirlist_push(sb, dl, &ent) != 0) {
+    ent.name_off = dl->names.len; /* the arena may still move */
+    if (sb_buf_append(&fs->mem, &dl->names, nm, ent.namelen + 1) != 0 ||
+        sb_dirlist_push(&fs->mem, dl, &ent) != 0) {
       c = sb_fail(e, SB_ENOSPC, "out of memory");
       break;
     }
@@ -324,29 +337,52 @@ static sb_code list_fd(sb_sandbox *sb, int dirfd, sb_dirlist *dl, sb_err *e) {
   return c;
 }
 
-static void fix_names(sb_dirlist *dl, size_t from) {
-  for (size_t i = from; i < dl->n; i++)
-    dl->v[i].name = dl->names.p + (uintptr_t)dl->v[i].name;
+/* Listings and walks merge every layer where the path exists; an error
+ * stops them, except ENOTDIR in a later layer (or any error there, with
+ * `skip_later`) once an earlier one answered. ENOENT when none did. */
+typedef sb_code (*layer_each)(sb_fs *fs, size_t i, void *ud, sb_err *e);
+
+static sb_code merge_layers(sb_fs *fs, layer_each each, void *ud, bool skip_later, size_t *found,
+                            sb_err *e) {
+  container *ct = CT(fs);
+  *found = 0;
+  for (size_t i = 0; i < ct->nlayers; i++) {
+    sb_code c = each(fs, i, ud, e);
+    if (c == SB_ENOENT) continue;
+    if (c != SB_OK) {
+      if (*found && (skip_later || c == SB_ENOTDIR)) continue;
+      return c;
+    }
+    (*found)++;
+  }
+  e->code = SB_OK;
+  return *found ? SB_OK : sb_fail(e, SB_ENOENT, NULL);
 }
 
-static sb_code rf_readdir(sb_sandbox *sb, const sb_path *p, sb_dirlist *dl, sb_err *e) {
-  rootfs *fs = FS(sb);
-  size_t found = 0;
-  for (size_t i = 0; i < fs->nviews; i++) {
-    view *v = &fs->views[i];
-    int fd = sb_resolve(&v->res, p->buf, p->len, O_PATH | O_DIRECTORY, 0);
-    if (fd == -ENOENT || (fd == -ENOTDIR && found)) continue;
-    if (fd < 0) return fail_neg(e, fd);
-    sb_code c = recheck(sb, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
-    if (c == SB_OK) c = list_fd(sb, fd, dl, e);
-    close(fd);
-    if (c != SB_OK) return c;
-    found++;
-  }
-  if (!found) return sb_fail(e, SB_ENOENT, NULL);
-  fix_names(dl, 0);
-  /* overlay: a name in an earlier view hides the same name in later ones */
-  if (found > 1 && sb_dirlist_unique(sb, dl) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+typedef struct list_ud {
+  const sb_path *p;
+  sb_dirlist *dl;
+} list_ud;
+
+static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
+  list_ud *u = ud;
+  layer *v = &CT(fs)->layers[i];
+  int fd = sb_resolve(&v->res, u->p->buf, u->p->len, O_PATH | O_DIRECTORY, 0);
+  if (fd < 0) return fail_neg(e, fd);
+  sb_code c = recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
+  if (c == SB_OK) c = list_fd(fs, fd, u->dl, e);
+  close(fd);
+  return c;
+}
+
+static sb_code ct_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e) {
+  list_ud u = {p, dl};
+  size_t found;
+  sb_code c = merge_layers(fs, list_layer, &u, false, &found, e);
+  if (c != SB_OK) return c;
+  sb_dirlist_fix_names(dl, 0);
+  /* a name in an earlier layer hides the same name in later ones */
+  if (found > 1 && sb_dirlist_unique(&fs->mem, dl) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
   return SB_OK;
 }
 
@@ -354,8 +390,8 @@ static sb_code rf_readdir(sb_sandbox *sb, const sb_path *p, sb_dirlist *dl, sb_e
 
 /* splitmix64: tmp names that are unpredictable from outside (seeded once
  * from getrandom) without a system call per write. */
-static uint64_t next_tmp(rootfs *fs) {
-  uint64_t z = fs->tmp_seed + ++fs->tmp_count * 0x9e3779b97f4a7c15ULL;
+static uint64_t next_tmp(container *ct) {
+  uint64_t z = ct->tmp_seed + ++ct->tmp_count * 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
@@ -364,11 +400,11 @@ static uint64_t next_tmp(rootfs *fs) {
 /* Creates the temporary file, writes, syncs and gives it mode 0644; the fd
  * stays open (*fdout) so its mode can still be changed without a lookup.
  * On failure nothing is left behind. */
-static sb_code write_tmp(rootfs *fs, int dirfd, char tmp[32], const char *data, size_t len,
+static sb_code write_tmp(container *ct, int dirfd, char tmp[32], const char *data, size_t len,
                          int *fdout, sb_err *e) {
   int fd = -1;
   for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-    snprintf(tmp, 32, TMP_PREFIX "%016llx", (unsigned long long)next_tmp(fs));
+    snprintf(tmp, 32, TMP_PREFIX "%016llx", (unsigned long long)next_tmp(ct));
     fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EEXIST) return fail_errno_now(e);
   }
@@ -393,7 +429,7 @@ static sb_code write_tmp(rootfs *fs, int dirfd, char tmp[32], const char *data, 
 }
 
 /* What stands at the target decides whether and how it is replaced. */
-static sb_code check_target(sb_sandbox *sb, int dirfd, const char *name, size_t len,
+static sb_code check_target(sb_fs *fs, int dirfd, const char *name, size_t len,
                             const sb_write_opts *o, struct stat *st, bool *exists, sb_err *e) {
   *exists = fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
   if (!*exists && errno != ENOENT) return fail_errno_now(e);
@@ -402,7 +438,7 @@ static sb_code check_target(sb_sandbox *sb, int dirfd, const char *name, size_t 
     return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
   if (*exists && !S_ISREG(st->st_mode)) return type_error(st, e);
   if (*exists && !o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
-  return disk_check(sb, (int64_t)len - (*exists ? (int64_t)st->st_size : 0), e);
+  return disk_check(fs, (int64_t)len - (*exists ? (int64_t)st->st_size : 0), e);
 }
 
 /* Atomic replace: the content goes to a temporary file in the same
@@ -410,31 +446,29 @@ static sb_code check_target(sb_sandbox *sb, int dirfd, const char *name, size_t 
  * name, is tried first with RENAME_NOREPLACE and no stat before it; only
  * when something is already there is it examined and, if allowed, replaced
  * with its mode kept. A disk quota needs the size delta first. */
-static sb_code rf_write(sb_sandbox *sb, const sb_path *p, const char *data, size_t len,
+static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t len,
                         const sb_write_opts *o, sb_err *e) {
-  rootfs *fs = FS(sb);
+  container *ct = CT(fs);
   sb_code c;
-  if ((c = need_write(fs, e)) != SB_OK) return c;
-  if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
-  view *v = &fs->views[0];
-  int dirfd = open_parent(v, p, o->parents, e);
-  if (dirfd < 0) return e->code;
+  if (p->must_dir && ct->can_write) return sb_fail(e, SB_EISDIR, NULL);
+  layer *v = &ct->layers[0];
   char name[SB_NAME_MAX + 1], tmp[32];
-  last_name(p, name);
+  int dirfd = open_final(fs, p, o->parents, name, e);
+  if (dirfd < 0) return e->code;
   struct stat st = {.st_mode = S_IFREG | 0644};
   bool exists = false, placed = false, plain = false;
   int tfd = -1;
-  c = recheck(sb, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
-  if (c == SB_OK && fs->max_disk != SB_UNLIMITED)
-    c = check_target(sb, dirfd, name, len, o, &st, &exists, e);
-  if (c == SB_OK) c = write_tmp(fs, dirfd, tmp, data, len, &tfd, e);
+  c = recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
+  if (c == SB_OK && ct->max_disk != SB_UNLIMITED)
+    c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
+  if (c == SB_OK) c = write_tmp(ct, dirfd, tmp, data, len, &tfd, e);
   if (c == SB_OK && !exists) {
     placed = renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0;
     if (placed) {
-      disk_apply(fs, (int64_t)len);
+      disk_apply(ct, (int64_t)len);
     } else if (errno == EEXIST || (errno == EINVAL && o->overwrite)) {
       plain = errno == EINVAL; /* a filesystem without RENAME_NOREPLACE */
-      c = check_target(sb, dirfd, name, len, o, &st, &exists, e);
+      c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
       if (c == SB_OK && !exists && !plain) c = sb_fail(e, SB_EAGAIN, "the target changed during the write");
     } else {
       c = fail_errno_now(e);
@@ -446,7 +480,7 @@ static sb_code rf_write(sb_sandbox *sb, const sb_path *p, const char *data, size
     else if (renameat(dirfd, tmp, dirfd, name) != 0)
       c = fail_errno_now(e);
     else
-      disk_apply(fs, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
+      disk_apply(ct, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
   }
   if (tfd >= 0) {
     if (c != SB_OK) unlinkat(dirfd, tmp, 0);
@@ -456,16 +490,12 @@ static sb_code rf_write(sb_sandbox *sb, const sb_path *p, const char *data, size
   return c;
 }
 
-static sb_code rf_mkdir(sb_sandbox *sb, const sb_path *p, bool parents, sb_err *e) {
-  rootfs *fs = FS(sb);
-  sb_code c;
-  if ((c = need_write(fs, e)) != SB_OK) return c;
-  view *v = &fs->views[0];
-  int dirfd = open_parent(v, p, parents, e);
-  if (dirfd < 0) return e->code;
+static sb_code ct_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
+  layer *v = &CT(fs)->layers[0];
   char name[SB_NAME_MAX + 1];
-  last_name(p, name);
-  c = recheck(sb, v, dirfd, name, SB_ACC_MODIFY, SB_KIND_DIR, e);
+  int dirfd = open_final(fs, p, parents, name, e);
+  if (dirfd < 0) return e->code;
+  sb_code c = recheck(fs, v, dirfd, name, SB_ACC_MODIFY, SB_KIND_DIR, e);
   if (c == SB_OK && mkdirat(dirfd, name, 0755) != 0) {
     struct stat st;
     if (errno == EEXIST && parents && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -478,18 +508,16 @@ static sb_code rf_mkdir(sb_sandbox *sb, const sb_path *p, bool parents, sb_err *
   return c;
 }
 
-static sb_code rf_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_err *e) {
-  rootfs *fs = FS(sb);
-  sb_code c;
-  if ((c = need_write(fs, e)) != SB_OK) return c;
-  view *v = &fs->views[0];
-  int dirfd = open_parent(v, p, false, e);
-  if (dirfd < 0) return e->code;
+static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e) {
+  container *ct = CT(fs);
+  sb_code c = SB_OK;
+  layer *v = &ct->layers[0];
   char name[SB_NAME_MAX + 1];
-  last_name(p, name);
+  int dirfd = open_final(fs, p, false, name, e);
+  if (dirfd < 0) return e->code;
   /* Without rules or a disk quota a file needs no stat first: unlink it, and
    * only a directory (EISDIR) takes the long way. */
-  if (!policy_active(&sb->policy) && fs->max_disk == SB_UNLIMITED && !p->must_dir) {
+  if (!policy_active(fs->policy) && ct->max_disk == SB_UNLIMITED && !p->must_dir) {
     c = unlinkat(dirfd, name, 0) == 0 ? SB_OK : errno == EISDIR ? SB_EISDIR : fail_errno_now(e);
     if (c != SB_EISDIR) {
       close(dirfd);
@@ -501,7 +529,7 @@ static sb_code rf_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_er
   uint64_t freed = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) c = fail_errno_now(e);
   else if (p->must_dir && !S_ISDIR(st.st_mode)) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else c = recheck(sb, v, dirfd, name, SB_ACC_MODIFY,
+  else c = recheck(fs, v, dirfd, name, SB_ACC_MODIFY,
                    S_ISDIR(st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   if (c == SB_OK && S_ISDIR(st.st_mode)) {
     if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0) {
@@ -519,27 +547,24 @@ static sb_code rf_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_er
     if (unlinkat(dirfd, name, 0) != 0) c = fail_errno_now(e);
     else if (S_ISREG(st.st_mode)) freed = (uint64_t)st.st_size;
   }
-  disk_apply(fs, -(int64_t)freed);
+  disk_apply(ct, -(int64_t)freed);
   close(dirfd);
   return c;
 }
 
-static sb_code rf_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to,
+static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
                          bool overwrite, sb_err *e) {
-  rootfs *fs = FS(sb);
-  sb_code c;
-  if ((c = need_write(fs, e)) != SB_OK) return c;
-  view *v = &fs->views[0];
-  int fd1 = open_parent(v, from, false, e);
+  container *ct = CT(fs);
+  sb_code c = SB_OK;
+  layer *v = &ct->layers[0];
+  char n1[SB_NAME_MAX + 1], n2[SB_NAME_MAX + 1];
+  int fd1 = open_final(fs, from, false, n1, e);
   if (fd1 < 0) return e->code;
-  int fd2 = open_parent(v, to, false, e);
+  int fd2 = open_final(fs, to, false, n2, e);
   if (fd2 < 0) {
     close(fd1);
     return e->code;
   }
-  char n1[SB_NAME_MAX + 1], n2[SB_NAME_MAX + 1];
-  last_name(from, n1);
-  last_name(to, n2);
   struct stat s1, s2, d1, d2;
   bool dst = false;
   if (fstatat(fd1, n1, &s1, AT_SYMLINK_NOFOLLOW) != 0) c = fail_errno_now(e);
@@ -548,8 +573,8 @@ static sb_code rf_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to,
   else if (fstat(fd1, &d1) != 0 || fstat(fd2, &d2) != 0) c = fail_errno_now(e);
   else {
     int kind = S_ISDIR(s1.st_mode) ? SB_KIND_DIR : SB_KIND_FILE;
-    c = recheck(sb, v, fd1, n1, SB_ACC_MODIFY, kind, e);
-    if (c == SB_OK) c = recheck(sb, v, fd2, n2, SB_ACC_MODIFY, kind, e);
+    c = recheck(fs, v, fd1, n1, SB_ACC_MODIFY, kind, e);
+    if (c == SB_OK) c = recheck(fs, v, fd2, n2, SB_ACC_MODIFY, kind, e);
     dst = fstatat(fd2, n2, &s2, AT_SYMLINK_NOFOLLOW) == 0;
   }
   bool same = c == SB_OK && d1.st_dev == d2.st_dev && d1.st_ino == d2.st_ino && strcmp(n1, n2) == 0;
@@ -561,7 +586,7 @@ static sb_code rf_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to,
       else if (errno == EEXIST && overwrite) c = sb_fail(e, SB_ENOTEMPTY, NULL);
       else c = fail_errno_now(e);
     } else if (dst && S_ISREG(s2.st_mode)) {
-      disk_apply(fs, -(int64_t)s2.st_size);
+      disk_apply(ct, -(int64_t)s2.st_size);
     }
   }
   close(fd1);
@@ -574,11 +599,11 @@ static sb_code rf_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to,
 typedef struct rref {
   int dirfd;
   const char *name;
-  const view *v;
+  const layer *v;
 } rref;
 
 typedef struct rwalk {
-  sb_sandbox *sb;
+  sb_fs *fs;
   size_t vi;
   sb_walk_fn fn;
   void *ud;
@@ -587,9 +612,9 @@ typedef struct rwalk {
 } rwalk;
 
 static bool shadowed(rwalk *w, size_t rlen) {
-  rootfs *fs = FS(w->sb);
+  container *ct = CT(w->fs);
   for (size_t j = 0; j < w->vi; j++) {
-    int fd = sb_resolve(&fs->views[j].res, w->rel, rlen, O_PATH, 0);
+    int fd = sb_resolve(&ct->layers[j].res, w->rel, rlen, O_PATH, 0);
     if (fd >= 0) {
       close(fd);
       return true;
@@ -601,16 +626,16 @@ static bool shadowed(rwalk *w, size_t rlen) {
 /* Visit the entries of dirfd in name order, descending into directories
  * through O_NOFOLLOW opens from the held parent. */
 static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
-  rootfs *fs = FS(w->sb);
+  container *ct = CT(w->fs);
   if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
-  if (list_fd(w->sb, dirfd, &lv, w->e) != SB_OK) {
-    sb_dirlist_free(w->sb, &lv);
+  if (list_fd(w->fs, dirfd, &lv, w->e) != SB_OK) {
+    sb_dirlist_free(&w->fs->mem, &lv);
     if (w->e->code == SB_ENOSPC) return SB_WALK_STOP;
     w->e->code = SB_OK; /* an unreadable directory: nothing to visit */
     return SB_WALK_CONTINUE;
   }
-  fix_names(&lv, 0);
+  sb_dirlist_fix_names(&lv, 0);
   sb_dirlist_sort(&lv);
   int r = SB_WALK_CONTINUE;
   for (size_t i = 0; i < lv.n && r != SB_WALK_STOP; i++) {
@@ -622,7 +647,7 @@ static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
     w->rel[len] = '\0';
     bool hide = w->vi > 0 && shadowed(w, len);
     if (hide && ent->type != SB_T_DIR) continue;
-    rref ref = {dirfd, ent->name, &fs->views[w->vi]};
+    rref ref = {dirfd, ent->name, &ct->layers[w->vi]};
     r = hide ? SB_WALK_CONTINUE : w->fn(w->ud, w->rel, len, ent, &ref);
     if (r == SB_WALK_CONTINUE && ent->type == SB_T_DIR) {
       int sub = openat(dirfd, ent->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -634,22 +659,22 @@ static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
       r = SB_WALK_CONTINUE;
     }
   }
-  sb_dirlist_free(w->sb, &lv);
+  sb_dirlist_free(&w->fs->mem, &lv);
   return r;
 }
 
-static sb_code rf_walk_view(sb_sandbox *sb, size_t vi, const sb_path *p, sb_walk_fn fn,
+static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
                             void *ud, sb_err *e) {
-  rootfs *fs = FS(sb);
-  view *v = &fs->views[vi];
-  rwalk *w = sb_malloc(&sb->mem, sizeof *w);
+  container *ct = CT(fs);
+  layer *v = &ct->layers[vi];
+  rwalk *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
-  *w = (rwalk){.sb = sb, .vi = vi, .fn = fn, .ud = ud, .e = e};
+  *w = (rwalk){.fs = fs, .vi = vi, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   size_t rlen = sb_path_clean(p, w->rel);
   int fd = sb_resolve(&v->res, p->buf, p->len, O_PATH | (p->must_dir ? O_DIRECTORY : 0), 0);
   struct stat st;
-  if (fd >= 0 && policy_active(&sb->policy)) {
+  if (fd >= 0 && policy_active(fs->policy)) {
     /* The start may lie behind a symlink: name everything below it by
      * where it really is, so rules judge real paths. */
     long n = sb_resolve_relpath(&v->res, fd, w->rel, sizeof w->rel);
@@ -665,7 +690,7 @@ static sb_code rf_walk_view(sb_sandbox *sb, size_t vi, const sb_path *p, sb_walk
   } else if (fstat(fd, &st) != 0) {
     fail_errno_now(e);
   } else if (S_ISDIR(st.st_mode)) {
-    if (recheck(sb, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, rlen, 0);
+    if (recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, rlen, 0);
   } else if (p->ncomp > 0) { /* a single file: visit it through its parent */
     int dirfd = open_parent(v, p, false, e);
     if (dirfd >= 0) {
@@ -673,126 +698,126 @@ static sb_code rf_walk_view(sb_sandbox *sb, size_t vi, const sb_path *p, sb_walk
       last_name(p, name);
       sb_stat s;
       fill_stat(&st, &s);
-      sb_dirent ent = {name, strlen(name), s.type, s.size};
+      sb_dirent ent = {.name = name, .namelen = strlen(name), .type = s.type, .size = s.size};
       rref ref = {dirfd, name, v};
       fn(ud, w->rel, rlen, &ent, &ref);
       close(dirfd);
     }
   }
   if (fd >= 0) close(fd);
-  sb_free(&sb->mem, w, sizeof *w);
+  sb_free(&fs->mem, w, sizeof *w);
   return e->code;
 }
 
-static sb_code rf_walk(sb_sandbox *sb, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
-  rootfs *fs = FS(sb);
-  bool found = false;
-  sb_code first = SB_ENOENT;
-  for (size_t i = 0; i < fs->nviews; i++) {
-    sb_code c = rf_walk_view(sb, i, p, fn, ud, e);
-    if (c == SB_ENOENT) continue;
-    if (c != SB_OK) {
-      if (found) continue;
-      return c;
-    }
-    found = true;
-  }
-  if (!found) return sb_fail(e, first, NULL);
-  e->code = SB_OK;
-  return SB_OK;
+typedef struct walk_ud {
+  const sb_path *p;
+  sb_walk_fn fn;
+  void *ud;
+} walk_ud;
+
+static sb_code walk_each(sb_fs *fs, size_t i, void *ud, sb_err *e) {
+  walk_ud *u = ud;
+  return walk_layer(fs, i, u->p, u->fn, u->ud, e);
 }
 
-static sb_code rf_read_ref(sb_sandbox *sb, const void *ref, sb_view *out, sb_err *e) {
+static sb_code ct_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
+  walk_ud u = {p, fn, ud};
+  size_t found;
+  return merge_layers(fs, walk_each, &u, true, &found, e);
+}
+
+static sb_code ct_read_ref(sb_fs *fs, const void *ref, sb_bytes *out, sb_err *e) {
   const rref *r = ref;
   if (!r->v->content) return sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
   int fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return fail_errno_now(e);
-  struct stat st;
-  sb_code c = SB_OK;
-  if (fstat(fd, &st) != 0) c = fail_errno_now(e);
-  else if (!S_ISREG(st.st_mode)) c = type_error(&st, e);
-  else if ((c = sb_policy_read_size(&sb->policy, (uint64_t)st.st_size, e)) == SB_OK)
-    c = read_fd(sb, fd, (uint64_t)st.st_size, out, e);
-  close(fd);
-  return c;
+  return read_opened(fs, r->v, fd, false, out, e); /* the walk judged the path already */
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
-static void rf_close(sb_sandbox *sb) {
-  rootfs *fs = FS(sb);
-  if (!fs) return;
-  for (size_t i = 0; i < fs->nviews; i++) close(fs->views[i].res.rootfd);
-  sb_free(&sb->mem, fs->views, fs->nviews * sizeof *fs->views);
-  sb_free(&sb->mem, fs, sizeof *fs);
-  sb->impl = NULL;
+static void ct_close(sb_fs *fs) {
+  container *ct = CT(fs);
+  if (!ct) return;
+  for (size_t i = 0; i < ct->nlayers; i++) close(ct->layers[i].res.rootfd);
+  sb_free(&fs->mem, ct->layers, ct->nlayers * sizeof *ct->layers);
+  sb_free(&fs->mem, ct->ro_fds, ct->nlayers * sizeof *ct->ro_fds);
+  sb_free(&fs->mem, ct, sizeof *ct);
+  fs->impl = NULL;
 }
 
-sb_code sb_rootfs_open(sb_sandbox *sb, const sb_rootfs_opts *o, sb_err *e) {
-  size_t nviews = 1 + o->nroots;
-  rootfs *fs = sb_malloc(&sb->mem, sizeof *fs);
-  view *views = sb_malloc(&sb->mem, nviews * sizeof *views);
-  if (!fs || !views) {
-    sb_free(&sb->mem, fs, sizeof *fs);
-    sb_free(&sb->mem, views, nviews * sizeof *views);
+sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
+  size_t nlayers = 1 + o->nroots;
+  container *ct = sb_malloc(&fs->mem, sizeof *ct);
+  layer *layers = sb_malloc(&fs->mem, nlayers * sizeof *layers);
+  int *ro = sb_malloc(&fs->mem, nlayers * sizeof *ro);
+  if (!ct || !layers || !ro) {
+    sb_free(&fs->mem, ct, sizeof *ct);
+    sb_free(&fs->mem, layers, nlayers * sizeof *layers);
+    sb_free(&fs->mem, ro, nlayers * sizeof *ro);
     close(o->rootfd);
     for (size_t i = 0; i < o->nroots; i++) close(o->roots[i]);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
-  *fs = (rootfs){.views = views, .nviews = nviews, .can_write = o->can_write,
-                 .max_disk = o->max_disk_usage, .disk_dirty = true};
-  if (getrandom(&fs->tmp_seed, sizeof fs->tmp_seed, GRND_NONBLOCK) != sizeof fs->tmp_seed)
-    fs->tmp_seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)fs; /* still unique per process */
+  *ct = (container){.layers = layers, .nlayers = nlayers, .can_write = o->can_write,
+                    .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro};
+  if (getrandom(&ct->tmp_seed, sizeof ct->tmp_seed, GRND_NONBLOCK) != sizeof ct->tmp_seed)
+    ct->tmp_seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)ct; /* still unique per process */
   int rc = 0;
-  for (size_t i = 0; i < nviews; i++) {
+  for (size_t i = 0; i < nlayers; i++) {
     int fd = i == 0 ? o->rootfd : o->roots[i - 1];
-    if (rc == 0) rc = sb_resolver_init(&views[i].res, fd, o->resolver);
-    views[i].res.rootfd = fd;
-    views[i].content = i > 0 || o->can_read;
+    if (rc == 0) rc = sb_resolver_init(&layers[i].res, fd, o->resolver);
+    layers[i].res.rootfd = fd;
+    layers[i].content = i > 0 || o->can_read;
+    if (i > 0) ro[i - 1] = fd;
   }
-  sb->impl = fs;
+  fs->impl = ct;
   if (rc != 0) {
-    rf_close(sb);
+    ct_close(fs);
     return rc == -ENOSYS ? sb_fail(e, SB_ENOTSUP, "openat2 is not available on this kernel")
                          : sb_fail(e, SB_EINVAL, "resolver must be \"auto\", \"openat2\" or \"fallback\"");
   }
   return SB_OK;
 }
 
-const char *sb_rootfs_resolver(sb_sandbox *sb) {
-  return FS(sb) ? sb_resolver_name(&FS(sb)->views[0].res) : "closed";
+const char *sb_container_resolver(sb_fs *fs) {
+  return CT(fs) ? sb_resolver_name(&CT(fs)->layers[0].res) : "closed";
 }
 
-int sb_rootfs_rootfd(sb_sandbox *sb) { return FS(sb) ? FS(sb)->views[0].res.rootfd : -1; }
+/* ---- commands over the tree ------------------------------------------------ */
 
-size_t sb_rootfs_read_roots(sb_sandbox *sb, int *fds, size_t max) {
-  rootfs *fs = FS(sb);
-  size_t n = 0;
-  for (size_t i = 1; fs && i < fs->nviews && n < max; i++) fds[n++] = fs->views[i].res.rootfd;
-  return n;
-}
-
-void sb_rootfs_mark_dirty(sb_sandbox *sb) {
-  if (FS(sb)) FS(sb)->disk_dirty = true;
-}
-
-int sb_rootfs_open_dir(sb_sandbox *sb, const sb_path *p, sb_err *e) {
-  rootfs *fs = FS(sb);
-  int fd = sb_resolve(&fs->views[0].res, p->buf, p->len, O_PATH | O_DIRECTORY, 0);
+static int cmd_open_cwd(sb_fs *fs, const sb_path *p, sb_err *e) {
+  container *ct = CT(fs);
+  int fd = sb_resolve(&ct->layers[0].res, p->buf, p->len, O_PATH | O_DIRECTORY, 0);
   if (fd < 0) fail_neg(e, fd);
   return fd;
 }
 
-const sb_backend sb_rootfs_backend = {
+static void cmd_tree(sb_fs *fs, sb_cmd_tree *out) {
+  container *ct = CT(fs);
+  out->root_fd = ct->layers[0].res.rootfd;
+  out->ro_fds = ct->ro_fds;
+  out->nro = ct->nlayers - 1;
+}
+
+static void cmd_changed(sb_fs *fs) {
+  CT(fs)->disk_dirty = true; /* recount disk usage before the next write */
+}
+
+static const sb_backend_cmd container_cmd = {
+    .open_cwd = cmd_open_cwd, .tree = cmd_tree, .changed = cmd_changed};
+
+const sb_backend sb_container_backend = {
     .kind = "container",
-    .read = rf_read,
-    .write = rf_write,
-    .stat = rf_stat,
-    .readdir = rf_readdir,
-    .mkdir = rf_mkdir,
-    .remove = rf_remove,
-    .rename = rf_rename,
-    .walk = rf_walk,
-    .read_ref = rf_read_ref,
-    .close = rf_close,
+    .read = ct_read,
+    .write = ct_write,
+    .stat = ct_stat,
+    .readdir = ct_readdir,
+    .mkdir = ct_mkdir,
+    .remove = ct_remove,
+    .rename = ct_rename,
+    .walk = ct_walk,
+    .read_ref = ct_read_ref,
+    .close = ct_close,
+    .cmd = &container_cmd,
 };

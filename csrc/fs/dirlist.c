@@ -2,18 +2,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/backend.h"
+#include "fs/dirlist.h"
 
-void sb_dirlist_reset(sb_sandbox *sb, sb_dirlist *dl) {
+void sb_dirlist_reset(const sb_mem *m, sb_dirlist *dl) {
   dl->n = 0;
-  sb_buf_trim(&sb->mem, &dl->names, 1 << 16);
-  if (dl->cap > 4096) sb_dirlist_free(sb, dl);
+  sb_buf_trim(m, &dl->names, 1 << 16);
+  if (dl->cap > 4096) sb_dirlist_free(m, dl);
 }
 
-int sb_dirlist_push(sb_sandbox *sb, sb_dirlist *dl, const sb_dirent *ent) {
+int sb_dirlist_push(const sb_mem *m, sb_dirlist *dl, const sb_dirent *ent) {
   if (dl->n == dl->cap) {
     size_t cap = dl->cap ? dl->cap * 2 : 64;
-    sb_dirent *v = sb_realloc(&sb->mem, dl->v, dl->cap * sizeof *v, cap * sizeof *v);
+    sb_dirent *v = sb_realloc(m, dl->v, dl->cap * sizeof *v, cap * sizeof *v);
     if (!v) return -1;
     dl->v = v;
     dl->cap = cap;
@@ -22,9 +22,13 @@ int sb_dirlist_push(sb_sandbox *sb, sb_dirlist *dl, const sb_dirent *ent) {
   return 0;
 }
 
-void sb_dirlist_free(sb_sandbox *sb, sb_dirlist *dl) {
-  sb_free(&sb->mem, dl->v, dl->cap * sizeof *dl->v);
-  sb_buf_free(&sb->mem, &dl->names);
+void sb_dirlist_fix_names(sb_dirlist *dl, size_t from) {
+  for (size_t i = from; i < dl->n; i++) dl->v[i].name = dl->names.p + dl->v[i].name_off;
+}
+
+void sb_dirlist_free(const sb_mem *m, sb_dirlist *dl) {
+  sb_free(m, dl->v, dl->cap * sizeof *dl->v);
+  sb_buf_free(m, &dl->names);
   dl->v = NULL;
   dl->n = dl->cap = 0;
 }
@@ -54,12 +58,12 @@ static void msort(sb_dirent *v, size_t n, sb_dirent *tmp) {
   memcpy(v, tmp, n * sizeof *v);
 }
 
-int sb_dirlist_unique(sb_sandbox *sb, sb_dirlist *dl) {
+int sb_dirlist_unique(const sb_mem *m, sb_dirlist *dl) {
   if (dl->n < 2) return 0;
-  sb_dirent *tmp = sb_malloc(&sb->mem, dl->n * sizeof *tmp);
+  sb_dirent *tmp = sb_malloc(m, dl->n * sizeof *tmp);
   if (!tmp) return -1;
   msort(dl->v, dl->n, tmp);
-  sb_free(&sb->mem, tmp, dl->n * sizeof *tmp);
+  sb_free(m, tmp, dl->n * sizeof *tmp);
   size_t w = 1;
   for (size_t i = 1; i < dl->n; i++)
     if (cmp_ent(&dl->v[i], &dl->v[w - 1]) != 0) dl->v[w++] = dl->v[i];

@@ -1,4 +1,6 @@
 #include "fs/virtual.h"
+#include "base/clock.h"
+#include "fs/dirlist.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +28,13 @@ struct vnode {
   char name[];
 };
 
-typedef struct vfs {
+typedef struct vtree {
   vnode *root;
-} vfs;
+} vtree;
 
-#define VFS(sb) ((vfs *)(sb)->impl)
+#define VT(fs) ((vtree *)(fs)->impl)
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static double now(void) { return sb_wall(); }
 
 static size_t node_bytes(size_t namelen) { return sizeof(vnode) + namelen + 1; }
 
@@ -99,17 +97,17 @@ static void subtree_free(const sb_mem *hmem, vnode *n, uint64_t *bytes, uint64_t
   sb_free(hmem, n, node_bytes(n->namelen));
 }
 
-static sb_code unlink_free(sb_sandbox *sb, vnode *n) {
-  const sb_mem *hmem = &sb->mem;
+static sb_code unlink_free(sb_fs *fs, vnode *n) {
+  const sb_mem *hmem = &fs->mem;
   uint64_t bytes = 0, nodes = 0;
   child_del(hmem, n->parent, n);
   subtree_free(hmem, n, &bytes, &nodes);
-  sb_quota_apply(&sb->quota, -(int64_t)bytes, -(int64_t)nodes);
+  sb_quota_apply(&fs->quota, -(int64_t)bytes, -(int64_t)nodes);
   return SB_OK;
 }
 
 /* Walk components [0, upto). Intermediate components must be directories. */
-static sb_code walk_to(vfs *v, const sb_path *p, unsigned upto, vnode **out,
+static sb_code walk_to(vtree *v, const sb_path *p, unsigned upto, vnode **out,
                        unsigned *reached, sb_err *e) {
   vnode *n = v->root;
   for (unsigned i = 0; i < upto; i++) {
@@ -133,7 +131,7 @@ static sb_code walk_to(vfs *v, const sb_path *p, unsigned upto, vnode **out,
   return SB_OK;
 }
 
-static sb_code lookup(vfs *v, const sb_path *p, vnode **out, sb_err *e) {
+static sb_code lookup(vtree *v, const sb_path *p, vnode **out, sb_err *e) {
   sb_code c = walk_to(v, p, p->ncomp, out, NULL, e);
   if (c == SB_OK && p->must_dir && (*out)->type != SB_T_DIR)
     return sb_fail(e, SB_ENOTDIR, NULL);
@@ -144,7 +142,7 @@ static sb_code lookup(vfs *v, const sb_path *p, vnode **out, sb_err *e) {
  * directories are missing instead of failing (they are created later, after
  * the quota check). A missing component followed by ".." cannot be created
  * unambiguously: ENOENT. */
-static sb_code find_parent(vfs *v, const sb_path *p, bool create, vnode **dir,
+static sb_code find_parent(vtree *v, const sb_path *p, bool create, vnode **dir,
                            unsigned *first_missing, sb_err *e) {
   unsigned reached = 0;
   unsigned upto = p->ncomp - 1;
@@ -165,9 +163,9 @@ static sb_code find_parent(vfs *v, const sb_path *p, bool create, vnode **dir,
 }
 
 /* Create directories for components [from, upto) under dir. On OOM, undo. */
-static sb_code make_dirs(sb_sandbox *sb, const sb_path *p, vnode *dir, unsigned from,
+static sb_code make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from,
                          unsigned upto, vnode **last, sb_err *e) {
-  const sb_mem *hmem = &sb->mem;
+  const sb_mem *hmem = &fs->mem;
   vnode *first = NULL, *cur = dir;
   for (unsigned i = from; i < upto; i++) {
     size_t len;
@@ -175,10 +173,10 @@ static sb_code make_dirs(sb_sandbox *sb, const sb_path *p, vnode *dir, unsigned 
     vnode *d = node_new(hmem, c, len, SB_T_DIR);
     if (!d || !child_add(hmem, cur, d)) {
       sb_free(hmem, d, d ? node_bytes(len) : 0);
-      if (first) unlink_free(sb, first);
+      if (first) unlink_free(fs, first);
       return sb_fail(e, SB_ENOSPC, "out of memory");
     }
-    sb_quota_apply(&sb->quota, 0, 1);
+    sb_quota_apply(&fs->quota, 0, 1);
     if (!first) first = d;
     cur = d;
   }
@@ -186,21 +184,21 @@ static sb_code make_dirs(sb_sandbox *sb, const sb_path *p, vnode *dir, unsigned 
   return SB_OK;
 }
 
-static sb_code vfs_read(sb_sandbox *sb, const sb_path *p, sb_view *out, sb_err *e) {
+static sb_code vt_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   vnode *n;
-  sb_code c = lookup(VFS(sb), p, &n, e);
+  sb_code c = lookup(VT(fs), p, &n, e);
   if (c != SB_OK) return c;
   if (n->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
-  if ((c = sb_policy_read_size(&sb->policy, n->size, e)) != SB_OK) return c;
+  if ((c = sb_policy_read_size(fs->policy, n->size, e)) != SB_OK) return c;
   out->p = n->data ? n->data : "";
   out->len = n->size;
   return SB_OK;
 }
 
-static sb_code vfs_write(sb_sandbox *sb, const sb_path *p, const char *data, size_t len,
+static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t len,
                          const sb_write_opts *o, sb_err *e) {
-  const sb_mem *hmem = &sb->mem;
-  vfs *v = VFS(sb);
+  const sb_mem *hmem = &fs->mem;
+  vtree *v = VT(fs);
   if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
   vnode *dir, *old = NULL;
   unsigned miss;
@@ -215,7 +213,7 @@ static sb_code vfs_write(sb_sandbox *sb, const sb_path *p, const char *data, siz
   }
   int64_t dbytes = (int64_t)len - (int64_t)(old ? old->size : 0);
   int64_t dnodes = old ? 0 : (int64_t)ndirs + 1;
-  if ((c = sb_quota_check(&sb->quota, dbytes, dnodes, e)) != SB_OK) return c;
+  if ((c = sb_quota_check(&fs->quota, dbytes, dnodes, e)) != SB_OK) return c;
 
   /* Everything that can fail is allocated before the tree changes. */
   char *copy = NULL;
@@ -229,7 +227,7 @@ static sb_code vfs_write(sb_sandbox *sb, const sb_path *p, const char *data, siz
     old->data = copy;
     old->size = len;
     old->mtime = now();
-    sb_quota_apply(&sb->quota, dbytes, 0);
+    sb_quota_apply(&fs->quota, dbytes, 0);
     return SB_OK;
   }
   vnode *f = node_new(hmem, name, nlen, SB_T_FILE);
@@ -239,7 +237,7 @@ static sb_code vfs_write(sb_sandbox *sb, const sb_path *p, const char *data, siz
   }
   vnode *target = dir, *first_new = NULL;
   if (ndirs) {
-    if ((c = make_dirs(sb, p, dir, miss, p->ncomp - 1, &target, e)) != SB_OK) {
+    if ((c = make_dirs(fs, p, dir, miss, p->ncomp - 1, &target, e)) != SB_OK) {
       sb_free(hmem, copy, len + 1);
       sb_free(hmem, f, node_bytes(nlen));
       return c;
@@ -253,10 +251,10 @@ static sb_code vfs_write(sb_sandbox *sb, const sb_path *p, const char *data, siz
   if (!child_add(hmem, target, f)) {
     sb_free(hmem, copy, len + 1);
     sb_free(hmem, f, node_bytes(f->namelen));
-    if (first_new) unlink_free(sb, first_new);
+    if (first_new) unlink_free(fs, first_new);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
-  sb_quota_apply(&sb->quota, (int64_t)len, 1);
+  sb_quota_apply(&fs->quota, (int64_t)len, 1);
   return SB_OK;
 }
 
@@ -267,36 +265,36 @@ static void fill_stat(const vnode *n, sb_stat *st) {
   st->mode = n->type == SB_T_DIR ? 0755 : 0644;
 }
 
-static sb_code vfs_stat(sb_sandbox *sb, const sb_path *p, sb_stat *st, sb_err *e) {
+static sb_code vt_stat(sb_fs *fs, const sb_path *p, sb_stat *st, sb_err *e) {
   vnode *n;
-  sb_code c = lookup(VFS(sb), p, &n, e);
+  sb_code c = lookup(VT(fs), p, &n, e);
   if (c == SB_OK) fill_stat(n, st);
   return c;
 }
 
-static sb_code list_children(sb_sandbox *sb, vnode *d, sb_dirlist *out, sb_err *e) {
+static sb_code list_children(sb_fs *fs, vnode *d, sb_dirlist *out, sb_err *e) {
   vnode *c, *tmp;
   if (d->unsorted) { /* in place, no allocation; later listings find it sorted */
     HASH_SRT(hh, d->children, name_cmp);
     d->unsorted = 0;
   }
   HASH_ITER(hh, d->children, c, tmp) {
-    sb_dirent ent = {c->name, c->namelen, c->type, c->type == SB_T_FILE ? c->size : 0};
-    if (sb_dirlist_push(sb, out, &ent) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = c->type == SB_T_FILE ? c->size : 0};
+    if (sb_dirlist_push(&fs->mem, out, &ent) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   return SB_OK;
 }
 
-static sb_code vfs_readdir(sb_sandbox *sb, const sb_path *p, sb_dirlist *out, sb_err *e) {
+static sb_code vt_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e) {
   vnode *n;
-  sb_code c = lookup(VFS(sb), p, &n, e);
+  sb_code c = lookup(VT(fs), p, &n, e);
   if (c != SB_OK) return c;
   if (n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-  return list_children(sb, n, out, e);
+  return list_children(fs, n, out, e);
 }
 
-static sb_code vfs_mkdir(sb_sandbox *sb, const sb_path *p, bool parents, sb_err *e) {
-  vfs *v = VFS(sb);
+static sb_code vt_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
+  vtree *v = VT(fs);
   vnode *dir;
   unsigned miss;
   sb_code c = find_parent(v, p, parents, &dir, &miss, e);
@@ -311,19 +309,19 @@ static sb_code vfs_mkdir(sb_sandbox *sb, const sb_path *p, bool parents, sb_err 
       return sb_fail(e, SB_EEXIST, NULL);
     }
   }
-  if ((c = sb_quota_check(&sb->quota, 0, (int64_t)ndirs + 1, e)) != SB_OK) return c;
+  if ((c = sb_quota_check(&fs->quota, 0, (int64_t)ndirs + 1, e)) != SB_OK) return c;
   vnode *last;
-  return make_dirs(sb, p, dir, miss, p->ncomp, &last, e);
+  return make_dirs(fs, p, dir, miss, p->ncomp, &last, e);
 }
 
-static sb_code vfs_remove(sb_sandbox *sb, const sb_path *p, bool recursive, sb_err *e) {
+static sb_code vt_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e) {
   vnode *n;
-  sb_code c = lookup(VFS(sb), p, &n, e);
+  sb_code c = lookup(VT(fs), p, &n, e);
   if (c != SB_OK) return c;
-  if (n == VFS(sb)->root) return sb_fail(e, SB_EINVAL, "the sandbox root cannot be removed");
+  if (n == VT(fs)->root) return sb_fail(e, SB_EINVAL, "the sandbox root cannot be removed");
   if (n->type == SB_T_DIR && n->children && !recursive)
     return sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
-  return unlink_free(sb, n);
+  return unlink_free(fs, n);
 }
 
 static bool is_ancestor(const vnode *a, const vnode *n) {
@@ -332,10 +330,10 @@ static bool is_ancestor(const vnode *a, const vnode *n) {
   return false;
 }
 
-static sb_code vfs_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to,
+static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
                           bool overwrite, sb_err *e) {
-  const sb_mem *hmem = &sb->mem;
-  vfs *v = VFS(sb);
+  const sb_mem *hmem = &fs->mem;
+  vtree *v = VT(fs);
   vnode *src, *sdir, *dir;
   unsigned miss;
   /* as the kernel: both parents first, then the source entry */
@@ -384,16 +382,16 @@ static sb_code vfs_rename(sb_sandbox *sb, const sb_path *from, const sb_path *to
     uint64_t bytes = 0, nodes = 0;
     if (renamed || !child_add(hmem, oldparent, moved)) {
       subtree_free(hmem, moved, &bytes, &nodes);
-      sb_quota_apply(&sb->quota, -(int64_t)bytes, -(int64_t)nodes);
+      sb_quota_apply(&fs->quota, -(int64_t)bytes, -(int64_t)nodes);
     }
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
-  if (dst) unlink_free(sb, dst);
+  if (dst) unlink_free(fs, dst);
   return SB_OK;
 }
 
 typedef struct walk_state {
-  sb_sandbox *sb;
+  sb_fs *fs;
   sb_walk_fn fn;
   void *ud;
   char rel[SB_PATH_MAX + 1];
@@ -408,7 +406,7 @@ static int cmp_node(const void *a, const void *b) {
 
 /* Visit the children of d in name order; rlen = length of d's path. */
 static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
-  const sb_mem *m = &w->sb->mem;
+  const sb_mem *m = &w->fs->mem;
   size_t n = HASH_COUNT(d->children);
   if (n == 0) return SB_WALK_CONTINUE;
   vnode **kids = sb_malloc(m, n * sizeof *kids);
@@ -428,7 +426,7 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
     if (rlen) w->rel[rlen] = '/';
     memcpy(w->rel + len - c->namelen, c->name, c->namelen);
     w->rel[len] = '\0';
-    sb_dirent ent = {c->name, c->namelen, c->type, c->type == SB_T_FILE ? c->size : 0};
+    sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = c->type == SB_T_FILE ? c->size : 0};
     r = w->fn(w->ud, w->rel, len, &ent, c);
     if (r == SB_WALK_CONTINUE && c->type == SB_T_DIR) r = walk_dir(w, c, len, e);
     else if (r == SB_WALK_SKIP) r = SB_WALK_CONTINUE;
@@ -437,43 +435,43 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
   return r;
 }
 
-static sb_code vfs_walk(sb_sandbox *sb, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
+static sb_code vt_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
   vnode *n;
-  sb_code c = lookup(VFS(sb), p, &n, e);
+  sb_code c = lookup(VT(fs), p, &n, e);
   if (c != SB_OK) return c;
-  walk_state *w = sb_malloc(&sb->mem, sizeof *w);
+  walk_state *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
-  w->sb = sb;
+  w->fs = fs;
   w->fn = fn;
   w->ud = ud;
   e->code = SB_OK;
   size_t rlen = sb_path_clean(p, w->rel);
   if (n->type != SB_T_DIR) {
-    sb_dirent ent = {n->name, n->namelen, n->type, n->size};
+    sb_dirent ent = {.name = n->name, .namelen = n->namelen, .type = n->type, .size = n->size};
     fn(ud, w->rel, rlen, &ent, n);
   } else {
     walk_dir(w, n, rlen, e);
   }
-  sb_free(&sb->mem, w, sizeof *w);
+  sb_free(&fs->mem, w, sizeof *w);
   return e->code;
 }
 
-static sb_code vfs_read_ref(sb_sandbox *sb, const void *ref, sb_view *out, sb_err *e) {
+static sb_code vt_read_ref(sb_fs *fs, const void *ref, sb_bytes *out, sb_err *e) {
   const vnode *n = ref;
-  sb_code c = sb_policy_read_size(&sb->policy, n->size, e);
+  sb_code c = sb_policy_read_size(fs->policy, n->size, e);
   if (c != SB_OK) return c;
   out->p = n->data ? n->data : "";
   out->len = n->size;
   return SB_OK;
 }
 
-static void vfs_close(sb_sandbox *sb) {
-  vfs *v = VFS(sb);
+static void vt_close(sb_fs *fs) {
+  vtree *v = VT(fs);
   if (!v) return;
   uint64_t bytes = 0, nodes = 0;
-  subtree_free(&sb->mem, v->root, &bytes, &nodes);
-  sb_free(&sb->mem, v, sizeof *v);
-  sb->impl = NULL;
+  subtree_free(&fs->mem, v->root, &bytes, &nodes);
+  sb_free(&fs->mem, v, sizeof *v);
+  fs->impl = NULL;
 }
 
 static size_t tree_bytes(vnode *n) {
@@ -485,31 +483,31 @@ static size_t tree_bytes(vnode *n) {
   return total;
 }
 
-size_t sb_vfs_footprint(sb_sandbox *sb) {
-  return VFS(sb) ? sizeof(vfs) + tree_bytes(VFS(sb)->root) : 0;
+size_t sb_virtual_footprint(sb_fs *fs) {
+  return VT(fs) ? sizeof(vtree) + tree_bytes(VT(fs)->root) : 0;
 }
 
-sb_code sb_vfs_open(sb_sandbox *sb, sb_err *e) {
-  vfs *v = sb_malloc(&sb->mem, sizeof *v);
+sb_code sb_virtual_open(sb_fs *fs, sb_err *e) {
+  vtree *v = sb_malloc(&fs->mem, sizeof *v);
   if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
-  if (!(v->root = node_new(&sb->mem, "", 0, SB_T_DIR))) {
-    sb_free(&sb->mem, v, sizeof *v);
+  if (!(v->root = node_new(&fs->mem, "", 0, SB_T_DIR))) {
+    sb_free(&fs->mem, v, sizeof *v);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
-  sb->impl = v;
+  fs->impl = v;
   return SB_OK;
 }
 
-const sb_backend sb_vfs_backend = {
+const sb_backend sb_virtual_backend = {
     .kind = "virtual",
-    .read = vfs_read,
-    .write = vfs_write,
-    .stat = vfs_stat,
-    .readdir = vfs_readdir,
-    .mkdir = vfs_mkdir,
-    .remove = vfs_remove,
-    .rename = vfs_rename,
-    .walk = vfs_walk,
-    .read_ref = vfs_read_ref,
-    .close = vfs_close,
+    .read = vt_read,
+    .write = vt_write,
+    .stat = vt_stat,
+    .readdir = vt_readdir,
+    .mkdir = vt_mkdir,
+    .remove = vt_remove,
+    .rename = vt_rename,
+    .walk = vt_walk,
+    .read_ref = vt_read_ref,
+    .close = vt_close,
 };

@@ -9,20 +9,10 @@
 #include <unistd.h>
 
 #include "confine/landlock.h"
-#include "exec/proc.h"
+#include "confine/limits.h"
+#include "exec/local.h"
 #include "exec/spawn.h"
 #include "fs/resolver.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-
-bool sb_caps_have_pidfd(void) {
-  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-  if (fd < 0) return 0;
-  close(fd);
-  return 1;
-}
 
 SB_CHILD_FN static int child_exit(void *arg) {
   (void)arg;
@@ -45,7 +35,7 @@ int sb_caps_push(lua_State *L) {
   lua_createtable(L, 0, 8);
   lua_pushboolean(L, sb_openat2_available());
   lua_setfield(L, -2, "openat2");
-  lua_pushboolean(L, sb_caps_have_pidfd());
+  lua_pushboolean(L, sb_local_have_pidfd());
   lua_setfield(L, -2, "pidfd");
   int abi = sb_landlock_abi();
   if (abi) lua_pushinteger(L, abi);
@@ -59,23 +49,20 @@ int sb_caps_push(lua_State *L) {
   lua_setfield(L, -2, "root");
 
   /* cgroups: probe by making (and removing) the directories a sandbox would */
-  sb_exec ex;
-  sb_mem m = {0};
-  sb_exec_config cfg = {0};
-  sb_exec_prepare(&ex, &m, &cfg);
-  sb_exec_limits lim = {.memory = 1ULL << 40, .pids = 1 << 20, .cpu = 64};
-  const char *via[SB_NLIM];
-  sb_exec_setup_cgroups(&ex, true, &lim, via);
-  lua_pushboolean(L, ex.cg.dirfd >= 0);
+  sb_limits lim;
+  sb_limits_init(&lim);
+  sb_limit_values want = {.memory = 1ULL << 40, .pids = 1 << 20, .cpu = 64};
+  sb_limits_setup(&lim, true, &want, &lim);
+  lua_pushboolean(L, lim.tree.dirfd >= 0);
   lua_setfield(L, -2, "cgroup_v2");
   lua_createtable(L, 0, 3);
   static const char *const names[SB_NLIM] = {"memory", "pids", "cpu"};
   for (int i = 0; i < SB_NLIM; i++) {
-    if (via[i]) lua_pushstring(L, via[i]);
+    if (lim.via[i]) lua_pushstring(L, lim.via[i]);
     else lua_pushboolean(L, 0);
     lua_setfield(L, -2, names[i]);
   }
   lua_setfield(L, -2, "cgroup_limits");
-  sb_exec_close(&ex);
+  sb_limits_close(&lim);
   return 1;
 }

@@ -1,61 +1,91 @@
-/* From a container's options to the confinement of its commands:
- * confine, allow_outbound, memory/cpu/pids/file_size limits, user,
- * read_paths (checked by lua/sandbox/options.lua). */
-#include "fs/container.h"
-#include "lua/exec.h"
+#include "lua/confine.h"
 
-#define MAX_READ_PATHS 32
+#include <string.h>
 
-static bool opt_bool(lua_State *L, int t, const char *k, bool def) {
-  bool v = lua_getfield(L, t, k) == LUA_TBOOLEAN ? lua_toboolean(L, -1) : def;
-  lua_pop(L, 1);
-  return v;
+#include "lua/options.h"
+
+static void confine_close(lua_State *L, sb_sandbox *sb, void *state) {
+  (void)L;
+  sb_confine_release(state);
+  sb_free(&sb->fs.mem, state, sizeof(sb_confine));
 }
 
-static double opt_num(lua_State *L, int t, const char *k) {
-  double v = lua_getfield(L, t, k) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
-  lua_pop(L, 1);
-  return v < 0 ? 0 : v;
-}
+static const sb_part_class confine_part = {"confine", confine_close};
 
-int sb_lua_confine(lua_State *L, sb_sandbox *sb, int opts, sb_err *e) {
-  opts = lua_absindex(L, opts);
-  int ro[64];
-  const char *extra[MAX_READ_PATHS + 1];
-  size_t nextra = 0;
-  sb_confine_opts co = {
-      .confine = opt_bool(L, opts, "confine", true),
-      .allow_outbound = opt_bool(L, opts, "allow_outbound", false),
-      .limits = {.memory = (uint64_t)opt_num(L, opts, "memory_limit"),
-                 .pids = (uint64_t)opt_num(L, opts, "pids_limit"),
-                 .cpu = opt_num(L, opts, "cpu_limit")},
-      .file_size = (uint64_t)opt_num(L, opts, "file_size_limit"),
-      .root_fd = sb_rootfs_rootfd(sb),
-      .ro_fds = ro,
-      .nro = sb_rootfs_read_roots(sb, ro, sizeof ro / sizeof *ro),
-      .extra_rx = extra,
-  };
-  if (lua_getfield(L, opts, "user") == LUA_TTABLE) {
-    co.drop_user = true;
-    lua_getfield(L, -1, "uid");
-    co.uid = (uid_t)lua_tointeger(L, -1);
-    lua_getfield(L, -2, "gid");
-    co.gid = (gid_t)lua_tointeger(L, -1);
-    lua_pop(L, 2);
+sb_confine *sb_lua_confine(const sb_sandbox *sb) { return sb_part_get(sb, &confine_part); }
+
+/* sb.confinement: {enabled, refused?, <layer> = {enforced, why?, ...}}. */
+static void push_report(lua_State *L, const sb_confine *c) {
+  lua_createtable(L, 0, c->nlayers + 2);
+  lua_pushboolean(L, c->enabled && !c->refuse);
+  lua_setfield(L, -2, "enabled");
+  if (c->refuse) {
+    lua_pushstring(L, c->why);
+    lua_setfield(L, -2, "refused");
   }
-  lua_pop(L, 1);
+  for (int i = 0; i < c->nlayers; i++) {
+    const sb_layer *l = &c->layers[i];
+    lua_createtable(L, 0, l->ndetails + 2);
+    lua_pushboolean(L, l->enforced);
+    lua_setfield(L, -2, "enforced");
+    if (l->why) {
+      lua_pushstring(L, l->why);
+      lua_setfield(L, -2, "why");
+    }
+    for (int k = 0; k < l->ndetails; k++) {
+      if (l->details[k].type == SB_DETAIL_STR) lua_pushstring(L, l->details[k].s);
+      else if (l->details[k].type == SB_DETAIL_BOOL) lua_pushboolean(L, (int)l->details[k].i);
+      else lua_pushinteger(L, (lua_Integer)l->details[k].i);
+      lua_setfield(L, -2, l->details[k].key);
+    }
+    lua_setfield(L, -2, l->name);
+  }
+}
+
+int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e) {
+  ud = lua_absindex(L, ud);
+  opts = lua_absindex(L, opts);
+  sb_confine *c = sb_malloc(&sb->fs.mem, sizeof *c);
+  if (!c) luaL_error(L, "not enough memory");
+  sb_confine_init(c);
+  sb_part_add(L, sb, &confine_part, c); /* from here the sandbox's release frees it */
+  const char *read_paths[SB_MAX_READ_PATHS + 1];
+  size_t n = 0;
   if (lua_getfield(L, opts, "read_paths") == LUA_TTABLE) { /* strings stay in opts */
-    lua_Integer n = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= n && nextra < MAX_READ_PATHS; i++) {
-      lua_rawgeti(L, -1, i);
-      extra[nextra++] = lua_tostring(L, -1);
+    size_t len = (size_t)lua_rawlen(L, -1);
+    if (len > SB_MAX_READ_PATHS) luaL_error(L, "at most %d read_paths", SB_MAX_READ_PATHS);
+    for (size_t i = 1; i <= len; i++) {
+      lua_rawgeti(L, -1, (lua_Integer)i);
+      read_paths[n++] = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
   }
   lua_pop(L, 1);
-  extra[nextra] = NULL;
-  if (sb_lua_exec_confine(sb, &co, e) != 0) return -1;
-  sb_lua_exec_push_confinement(L, sb, co.confine);
-  sb_lua_setfield(L, -2, "confinement");
+  read_paths[n] = NULL;
+  sb_confine_opts co = {
+      .confine = sb_opt_bool(L, opts, "confine"),
+      .allow_outbound = sb_opt_bool(L, opts, "allow_outbound"),
+      .limits = {.memory = sb_opt_u64_or(L, opts, "memory_limit", 0),
+                 .pids = sb_opt_u64_or(L, opts, "pids_limit", 0),
+                 .cpu = sb_opt_num_or(L, opts, "cpu_limit", 0)},
+      .file_size = sb_opt_u64_or(L, opts, "file_size_limit", 0),
+      .read_paths = read_paths,
+  };
+  lua_getfield(L, opts, "allowed_hosts");
+  co.allowed_hosts = lua_istable(L, -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, opts, "user") == LUA_TTABLE) {
+    co.drop_user = true;
+    co.uid = (uid_t)sb_opt_u64(L, -1, "uid");
+    co.gid = (gid_t)sb_opt_u64(L, -1, "gid");
+  }
+  lua_pop(L, 1);
+  sb->fs.be->cmd->tree(&sb->fs, &co.tree);
+  if (sb_confine_setup(c, &co) != 0) {
+    sb_failf(e, SB_ENOTSUP, "%s", c->why); /* a copy: c is freed before it is shown */
+    return -1;
+  }
+  push_report(L, c);
+  sb_lua_setfield(L, ud, "confinement");
   return 0;
 }

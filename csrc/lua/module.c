@@ -1,52 +1,34 @@
 /* luaopen_sandbox_core: the C module behind `require "sandbox"`.
- * Constructors take option tables already checked by lua/sandbox/options.lua;
- * they still read them defensively (a host may call core directly). */
-#include <string.h>
-#include <time.h>
+ *
+ * The constructors take option tables the Lua layer has checked and
+ * normalised (every default filled in, sizes as integers): a sandbox is the
+ * sandbox object (lua/object.c) with its backend, then its parts —
+ * confinement, network, commands — each attached by its own file. This is
+ * also the one place where the method table of every sandbox is put
+ * together from the parts; the Lua layer adds the methods written in Lua. */
+#include "lua/module.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs/container.h"
 #include "base/clock.h"
-#include "sandbox.h"
-#include "lua/caps.h"
 #include "base/glob.h"
-#include "lua/object.h"
-#include "lua/exec.h"
-#include "lua/net.h"
+#include "fs/container.h"
 #include "fs/virtual.h"
-
-void sb_lua_push_methods(lua_State *L);
-
-/* Normalise an absolute cwd: collapse separators, drop "." and a trailing
- * slash. ".." is refused by the options layer; here it is kept literal. */
-static size_t norm_cwd(const char *s, size_t n, char *out, size_t cap) {
-  size_t len = 0, i = 0;
-  while (i < n) {
-    while (i < n && s[i] == '/') i++;
-    size_t b = i;
-    while (i < n && s[i] != '/') i++;
-    if (i == b || (i - b == 1 && s[b] == '.')) continue;
-    if (len + 1 + (i - b) >= cap) break;
-    out[len++] = '/';
-    memcpy(out + len, s + b, i - b);
-    len += i - b;
-  }
-  if (len == 0) out[len++] = '/';
-  out[len] = '\0';
-  return len;
-}
-
-static lua_Integer int_field(lua_State *L, int t, const char *k, lua_Integer def) {
-  lua_Integer v = lua_getfield(L, t, k) == LUA_TNUMBER ? lua_tointeger(L, -1) : def;
-  lua_pop(L, 1);
-  return v < 0 ? 0 : v;
-}
+#include "lua/caps.h"
+#include "lua/confine.h"
+#include "lua/exec.h"
+#include "lua/fs.h"
+#include "lua/net.h"
+#include "lua/object.h"
+#include "lua/options.h"
+#include "lua/search.h"
+#include "sandbox.h"
 
 /* Load opts.files: {["path"] = "content" | true (a directory)}. Written by
  * the host, so policy does not apply; limits do. */
@@ -71,9 +53,9 @@ static void load_files(lua_State *L, int opts, sb_sandbox *sb) {
       c = sb_fail(&op->e, SB_EISDIR, NULL);
     if (c == SB_OK && data) {
       sb_write_opts o = {.overwrite = true, .parents = true};
-      c = sb->be->write(sb, &op->p, data, len, &o, &op->e);
+      c = sb->fs.be->write(&sb->fs, &op->p, data, len, &o, &op->e);
     } else if (c == SB_OK && !sb_path_names_no_entry(&op->p)) {
-      c = sb->be->mkdir(sb, &op->p, true, &op->e);
+      c = sb->fs.be->mkdir(&sb->fs, &op->p, true, &op->e);
     }
     if (c != SB_OK) {
       sb_push_err(L, &op->e, path, n);
@@ -84,24 +66,18 @@ static void load_files(lua_State *L, int opts, sb_sandbox *sb) {
   lua_pop(L, 2);
 }
 
+/* sandbox.virtual: an in-memory tree. */
 static int l_virtual(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  char cwd[SB_PATH_MAX + 1];
-  size_t cwdlen = 1;
-  strcpy(cwd, "/");
-  if (lua_getfield(L, 1, "cwd") == LUA_TSTRING) {
-    size_t n;
-    const char *s = lua_tolstring(L, -1, &n);
-    if (n == 0 || s[0] != '/') luaL_error(L, "cwd must be an absolute path");
-    cwdlen = norm_cwd(s, n, cwd, sizeof cwd);
-  }
-  lua_pop(L, 1);
-  sb_sandbox *sb = sb_lua_new(L, &sb_vfs_backend, 1, cwd, cwdlen);
+  size_t cwdlen;
+  const char *cwd = sb_opt_str(L, 1, "cwd"); /* normalised: "/" or "/a/b" */
+  cwdlen = strlen(cwd);
+  sb_sandbox *sb = sb_lua_new(L, &sb_virtual_backend, 1, cwd, cwdlen);
   int ud = lua_gettop(L);
-  sb->quota.max_bytes = (uint64_t)int_field(L, 1, "max_total_bytes", 64 << 20);
-  sb->quota.max_nodes = (uint64_t)int_field(L, 1, "max_files", 100000);
+  sb->fs.quota.max_bytes = sb_opt_u64(L, 1, "max_total_bytes");
+  sb->fs.quota.max_nodes = sb_opt_u64(L, 1, "max_files");
   sb_err e;
-  if (sb_vfs_open(sb, &e) != SB_OK) luaL_error(L, "not enough memory");
+  if (sb_virtual_open(&sb->fs, &e) != SB_OK) luaL_error(L, "not enough memory");
   if (sb_lua_net_attach(L, sb, 1, &e) != 0) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
@@ -113,13 +89,11 @@ static int l_virtual(lua_State *L) {
 
 /* ---- sandbox.container -------------------------------------------------- */
 
-#define MAX_READ_ROOTS 64
-
 /* Fds opened during construction, closed by __gc unless handed over: a
  * memory error raised half-way through leaks nothing. */
 typedef struct fdguard {
   int n;
-  int fds[MAX_READ_ROOTS + 1];
+  int fds[SB_MAX_READ_ROOTS + 1];
 } fdguard;
 
 static void fdguard_close(fdguard *g) {
@@ -170,24 +144,12 @@ static int push_open_error(lua_State *L, fdguard *g, int err, const char *what,
   return 3;
 }
 
-static const char *str_field(lua_State *L, int t, const char *k, const char *def) {
-  const char *v = lua_getfield(L, t, k) == LUA_TSTRING ? lua_tostring(L, -1) : def;
-  lua_pop(L, 1); /* the string stays alive in the options table */
-  return v;
-}
-
 static int l_container(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  const char *base = str_field(L, 1, "base_dir", NULL);
-  if (!base) luaL_error(L, "base_dir is required");
-  const char *mode = str_field(L, 1, "mode", "rw");
-  const char *resolver = str_field(L, 1, "resolver", "auto");
-  lua_getfield(L, 1, "create");
-  bool create = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-
+  const char *base = sb_opt_str(L, 1, "base_dir");
+  const char *mode = sb_opt_str(L, 1, "mode");
   fdguard *g = new_fdguard(L);
-  if (create) {
+  if (sb_opt_bool(L, 1, "create")) {
     int err = mkdir_host(base);
     if (err) return push_open_error(L, g, err, "base_dir", base);
   }
@@ -195,8 +157,8 @@ static int l_container(lua_State *L) {
   if (rootfd < 0) return push_open_error(L, g, errno, "base_dir", base);
   g->fds[g->n++] = rootfd;
   if (lua_getfield(L, 1, "read_roots") == LUA_TTABLE) {
-    lua_Integer n = luaL_len(L, -1);
-    if (n > MAX_READ_ROOTS) luaL_error(L, "at most %d read_roots", MAX_READ_ROOTS);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    if (n > SB_MAX_READ_ROOTS) luaL_error(L, "at most %d read_roots", SB_MAX_READ_ROOTS);
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, -1, i);
       const char *rr = lua_tostring(L, -1);
@@ -214,45 +176,27 @@ static int l_container(lua_State *L) {
   ssize_t cl = readlink(lnk, cwd, sizeof cwd - 1);
   if (cl <= 0 && !realpath(base, cwd)) return push_open_error(L, g, errno, "base_dir", base);
   if (cl > 0) cwd[cl] = '\0';
-  sb_sandbox *sb = sb_lua_new(L, &sb_rootfs_backend, 1, cwd, strlen(cwd));
+  sb_sandbox *sb = sb_lua_new(L, &sb_container_backend, 1, cwd, strlen(cwd));
   int ud = lua_gettop(L);
-  sb_rootfs_opts o = {
+  sb_container_opts o = {
       .rootfd = rootfd, .roots = g->fds + 1, .nroots = (size_t)g->n - 1,
       .can_read = strchr(mode, 'r') != NULL, .can_write = strchr(mode, 'w') != NULL,
-      .resolver = resolver,
-      .max_disk_usage = lua_getfield(L, 1, "max_disk_usage") == LUA_TNUMBER
-                            ? (uint64_t)lua_tointeger(L, -1) : SB_UNLIMITED};
-  lua_pop(L, 1);
+      .resolver = sb_opt_str(L, 1, "resolver"),
+      .max_disk_usage = sb_opt_u64_or(L, 1, "max_disk_usage", SB_UNLIMITED)};
   g->n = 0; /* from here the backend owns (and on failure closed) the fds */
   sb_err e;
-  if (sb_rootfs_open(sb, &o, &e) != SB_OK) {
+  if (sb_container_open(&sb->fs, &o, &e) != SB_OK) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
   }
-  if (sb_lua_net_attach(L, sb, 1, &e) != 0) {
+  bool exec = sb_opt_bool(L, 1, "exec");
+  /* parts, in the order they are released backwards: commands go first */
+  if ((exec && sb_lua_confine_attach(L, sb, ud, 1, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
+      (exec && sb_lua_exec_attach(L, sb, ud, 1, &e) != 0)) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
   }
-  lua_getfield(L, 1, "exec");
-  bool exec = lua_isnil(L, -1) || lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  if (exec) {
-    sb_lua_exec_opts xo = {.grace = 2, .drain = 2, .max_output = 1 << 20, .max_background = 3};
-    if (lua_getfield(L, 1, "kill_grace") == LUA_TNUMBER) xo.grace = lua_tonumber(L, -1);
-    if (lua_getfield(L, 1, "max_output_bytes") == LUA_TNUMBER)
-      xo.max_output = (size_t)lua_tointeger(L, -1);
-    if (lua_getfield(L, 1, "max_background_processes") == LUA_TNUMBER)
-      xo.max_background = (int)lua_tointeger(L, -1);
-    lua_pop(L, 3);
-    sb_lua_exec_attach(L, sb, &xo);
-    if (sb_lua_confine(L, sb, 1, &e) != 0) {
-      sb_lua_release(L, sb);
-      return sb_push_err(L, &e, NULL, 0);
-    }
-    lua_pushboolean(L, 1);
-    sb_lua_setfield(L, ud, "has_exec");
-  }
-  lua_pushstring(L, sb_rootfs_resolver(sb));
+  lua_pushstring(L, sb_container_resolver(&sb->fs));
   sb_lua_setfield(L, ud, "resolver");
   lua_pushstring(L, mode);
   sb_lua_setfield(L, ud, "mode");
@@ -289,6 +233,7 @@ static int l_check_open(lua_State *L) {
   return lua_error(L);
 }
 
+/* core.methods(): the method table, for the Lua layer to add its own. */
 static int l_methods(lua_State *L) {
   sb_lua_push_methods(L);
   return 1;
@@ -297,7 +242,7 @@ static int l_methods(lua_State *L) {
 /* sb:_footprint(): bytes held by a virtual tree (benchmarks). */
 static int l_footprint(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
-  lua_pushinteger(L, sb->be == &sb_vfs_backend ? (lua_Integer)sb_vfs_footprint(sb) : 0);
+  lua_pushinteger(L, sb->fs.be == &sb_virtual_backend ? (lua_Integer)sb_virtual_footprint(&sb->fs) : 0);
   return 1;
 }
 
@@ -346,6 +291,17 @@ static int l_codes(lua_State *L) {
   return 1;
 }
 
+/* The method table of every sandbox, from each part's list. */
+static void assemble_methods(lua_State *L) {
+  lua_newtable(L);
+  sb_lua_object_methods(L);
+  sb_lua_fs_methods(L);
+  sb_lua_search_methods(L);
+  sb_lua_exec_methods(L);
+  sb_lua_net_methods(L);
+  sb_lua_set_methods(L);
+}
+
 SB_API int luaopen_sandbox_core(lua_State *L) {
   static const luaL_Reg fns[] = {{"virtual", l_virtual},
                                  {"container", l_container},
@@ -360,7 +316,16 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
                                  {"environ", l_environ},
                                  {"normalize", l_normalize},
                                  {NULL, NULL}};
+  assemble_methods(L);
   luaL_newlib(L, fns);
+  /* the backends, each with a Lua module sandbox.<kind> */
+  static const char *const backends[] = {"virtual", "container"};
+  lua_createtable(L, 2, 0);
+  for (int i = 0; i < 2; i++) {
+    lua_pushstring(L, backends[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "backends");
   sb_lua_exec_open(L);
   sb_lua_net_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);

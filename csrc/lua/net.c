@@ -1,52 +1,22 @@
-/* Lua binding of the network parts: policy, http_get, proxy, exposed ports.
- * The proxy and the gates live on the sandbox's service thread
- * (net_service.h); everything here runs on the Lua state's thread and talks
- * to them only through sb_netsvc_call. */
+/* The network part of a sandbox: its policy (allowed_hosts, denied_hosts),
+ * sb:host_allowed and sb:http_get; its servers for commands are
+ * lua/ports.c. */
 #include "lua/net.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "net/agent.h"
-#include "net/gate.h"
+#include "lua/ports.h"
 #include "net/http.h"
-#include "net/proxy.h"
-#include "net/service.h"
-#include "lua/caps.h"
-#include "lua/exec.h"
 
-typedef struct gate_ud gate_ud;
+static void net_close(lua_State *L, sb_sandbox *sb, void *state);
+static const sb_part_class net_part = {"net", net_close};
 
-typedef struct sb_net {
-  sb_netpolicy policy;
-  bool has_policy;
-  sb_netagent agent;
-  sb_netsvc svc;
-  sb_proxy proxy;
-  bool proxy_open;
-  uint16_t proxy_port;
-  gate_ud *gates; /* open or not yet started */
-} sb_net;
-
-struct gate_ud {
-  sb_gate g;
-  sb_net *net;   /* NULL once closed */
-  int listen_fd; /* until started */
-  bool started;
-  gate_ud *next;
-};
-
-#define NET(sb) ((sb_net *)(sb)->net)
-#define GATE_META "sandbox.Gate"
+sb_net *sb_lua_net(const sb_sandbox *sb) { return sb_part_get(sb, &net_part); }
+#define NET(sb) sb_lua_net(sb)
 
 /* ---- policy ------------------------------------------------------------- */
 
@@ -68,7 +38,7 @@ static int add_rules(lua_State *L, sb_sandbox *sb, int opts, const char *key, sb
       lua_pop(L, 2);
       return -1;
     }
-    if (!sb_hostlist_add(&sb->mem, l, &r)) luaL_error(L, "not enough memory");
+    if (!sb_hostlist_add(&sb->fs.mem, l, &r)) luaL_error(L, "not enough memory");
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -77,12 +47,12 @@ static int add_rules(lua_State *L, sb_sandbox *sb, int opts, const char *key, sb
 
 int sb_lua_net_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e) {
   opts = lua_absindex(L, opts);
-  sb_net *n = sb_malloc(&sb->mem, sizeof *n);
+  sb_net *n = sb_malloc(&sb->fs.mem, sizeof *n);
   if (!n) luaL_error(L, "not enough memory");
   memset(n, 0, sizeof *n);
   sb_netagent_init(&n->agent);
   sb_netsvc_init(&n->svc);
-  sb->net = n; /* from here the sandbox's release frees it */
+  sb_part_add(L, sb, &net_part, n); /* from here the sandbox's release frees it */
   lua_getfield(L, opts, "allowed_hosts");
   n->has_policy = lua_istable(L, -1);
   lua_pop(L, 1);
@@ -137,223 +107,6 @@ static int m_host_allowed(lua_State *L) {
   if (ok) return 1;
   lua_pushstring(L, why);
   return 2;
-}
-
-/* ---- the service thread ---------------------------------------------------- */
-
-typedef struct open_call {
-  void *what; /* sb_proxy or sb_gate */
-  const sb_netpolicy *pol;
-  int fd, result;
-} open_call;
-
-static void call_open_proxy(sb_netsvc *s, void *arg) {
-  open_call *c = arg;
-  c->result = sb_proxy_open(c->what, &s->loop, &s->mem, c->pol, c->fd);
-  sb_netsvc_done(s);
-}
-
-static void call_open_gate(sb_netsvc *s, void *arg) {
-  open_call *c = arg;
-  c->result = sb_gate_open(c->what, &s->loop, &s->mem, c->fd);
-  sb_netsvc_done(s);
-}
-
-static void proxy_closed(sb_proxy *p) { sb_netsvc_done(p->ud); }
-static void gate_closed(sb_gate *g) { sb_netsvc_done(g->ud); }
-
-static void call_close_proxy(sb_netsvc *s, void *arg) {
-  sb_proxy *p = arg;
-  p->on_closed = proxy_closed;
-  p->ud = s;
-  sb_proxy_close(p);
-}
-
-static void call_close_gate(sb_netsvc *s, void *arg) {
-  sb_gate *g = arg;
-  g->on_closed = gate_closed;
-  g->ud = s;
-  sb_gate_close(g);
-}
-
-/* The agent in the commands' namespace and the service thread, started at
- * first need. */
-static int net_ready(sb_sandbox *sb, const char *what, sb_err *e) {
-  sb_net *n = NET(sb);
-  const sb_netns *ns = sb_lua_exec_netns(sb);
-  if (!ns) {
-    sb_failf(e, SB_EINVAL, "%s needs the sandbox's commands in their own network (allow_outbound = "
-             "false): with outbound access they could go around it", what);
-    return -1;
-  }
-  int r = sb_netagent_start(&n->agent, ns);
-  if (r < 0) {
-    sb_failf(e, SB_EIO, "cannot start the network helper: %s", strerror(-r));
-    return -1;
-  }
-  if ((r = sb_netsvc_start(&n->svc)) != 0) {
-    sb_failf(e, SB_EIO, "cannot start the network thread: %s", uv_strerror(r));
-    return -1;
-  }
-  return 0;
-}
-
-/* core.net_proxy(sb): the port of the allowlist proxy inside the commands'
- * network (started at the first call), or nil without allowed_hosts. */
-static int l_net_proxy(lua_State *L) {
-  sb_sandbox *sb = sb_lua_check_open(L, 1);
-  sb_net *n = NET(sb);
-  if (!n || !n->has_policy) return 0;
-  if (!n->proxy_open) {
-    sb_err e;
-    if (net_ready(sb, "allowed_hosts", &e) != 0) return sb_push_err(L, &e, NULL, 0);
-    int fd = sb_netagent_listen(&n->agent, 0, &n->proxy_port);
-    if (fd < 0) {
-      sb_failf(&e, SB_EIO, "cannot open the proxy's port: %s", strerror(-fd));
-      return sb_push_err(L, &e, NULL, 0);
-    }
-    open_call c = {&n->proxy, &n->policy, fd, 0};
-    sb_netsvc_call(&n->svc, call_open_proxy, &c);
-    n->proxy_open = true; /* even on failure: it is closing, close waits for it */
-    if (c.result != 0) {
-      sb_failf(&e, SB_EIO, "cannot serve the proxy: %s", uv_strerror(c.result));
-      return sb_push_err(L, &e, NULL, 0);
-    }
-  }
-  lua_pushinteger(L, n->proxy_port);
-  return 1;
-}
-
-/* ---- exposed ports ---------------------------------------------------------- */
-
-static void gate_unlink(gate_ud *u) {
-  for (gate_ud **pp = &u->net->gates; *pp; pp = &(*pp)->next)
-    if (*pp == u) {
-      *pp = u->next;
-      break;
-    }
-}
-
-/* Close whatever the gate holds; returns whether its TTL fired. */
-static bool gate_shut(gate_ud *u) {
-  if (!u->net) return atomic_load(&u->g.fired);
-  if (u->started) sb_netsvc_call(&u->net->svc, call_close_gate, &u->g);
-  else if (u->listen_fd >= 0) close(u->listen_fd);
-  u->listen_fd = -1;
-  if (u->g.pidfd >= 0) close(u->g.pidfd);
-  u->g.pidfd = -1;
-  gate_unlink(u);
-  u->net = NULL;
-  return atomic_load(&u->g.fired);
-}
-
-static int gate_gc(lua_State *L) {
-  gate_shut(lua_touserdata(L, 1));
-  return 0;
-}
-
-static int host_listener(const char *host, uint16_t *port, sb_err *e) {
-  struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof ss);
-  struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-  socklen_t len;
-  if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    len = sizeof *v4;
-  } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    len = sizeof *v6;
-  } else {
-    sb_failf(e, SB_EINVAL, "bind_host must be an IP address (\"127.0.0.1\", \"::1\", \"0.0.0.0\"), not %.100s", host);
-    return -1;
-  }
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
-  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 128) != 0 ||
-      getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
-    sb_failf(e, SB_EIO, "cannot listen on %.100s: %s", host, strerror(errno));
-    if (fd >= 0) close(fd);
-    return -1;
-  }
-  *port = ntohs(ss.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
-  return fd;
-}
-
-/* core.expose(sb, {port=, bind_host=, ttl=, token=}) -> gate,
- * host port, the command's port | nil, msg, code. The gate serves once
- * core.spawn starts the command. */
-static int l_expose(lua_State *L) {
-  sb_sandbox *sb = sb_lua_check_open(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  sb_net *n = NET(sb);
-  sb_err e;
-  lua_getfield(L, 2, "port");
-  lua_getfield(L, 2, "bind_host");
-  lua_getfield(L, 2, "ttl");
-  lua_getfield(L, 2, "token");
-  uint16_t inner = (uint16_t)luaL_optinteger(L, -4, 0), outer = 0;
-  const char *bind_host = luaL_optstring(L, -3, "127.0.0.1");
-  double ttl = luaL_optnumber(L, -2, 0), grace = sb_lua_exec_grace(sb);
-  size_t toklen = 0;
-  const char *token = luaL_optlstring(L, -1, NULL, &toklen);
-  if (toklen > SB_TOKEN_MAX) luaL_error(L, "the port token is longer than %d bytes", SB_TOKEN_MAX);
-  if (net_ready(sb, "expose_port", &e) != 0) return sb_push_err(L, &e, NULL, 0);
-  if (ttl > 0) { /* the TTL kills through a pidfd: fail closed without */
-    if (getenv("SANDBOX_NO_PIDFD") /* test switch */ || !sb_caps_have_pidfd()) {
-      sb_fail(&e, SB_ENOTSUP, "port_ttl needs pidfd (Linux 5.3 or later), which this kernel lacks");
-      return sb_push_err(L, &e, NULL, 0);
-    }
-  }
-  if (inner == 0) {
-    int r = sb_netagent_free_port(&n->agent, &inner);
-    if (r < 0) {
-      sb_failf(&e, SB_EIO, "cannot pick a port: %s", strerror(-r));
-      return sb_push_err(L, &e, NULL, 0);
-    }
-  }
-  gate_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
-  memset(u, 0, sizeof *u);
-  u->listen_fd = -1;
-  u->g.pidfd = -1;
-  if (luaL_newmetatable(L, GATE_META)) {
-    lua_pushcfunction(L, gate_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
-  int fd = host_listener(bind_host, &outer, &e);
-  if (fd < 0) return sb_push_err(L, &e, NULL, 0);
-  u->listen_fd = fd;
-  u->net = n;
-  u->next = n->gates;
-  n->gates = u;
-  u->g.agent = &n->agent;
-  u->g.inner_port = inner;
-  u->g.ttl = ttl;
-  u->g.grace = grace;
-  if (token) memcpy(u->g.token, token, toklen);
-  u->g.toklen = toklen;
-  lua_pushinteger(L, outer);
-  lua_pushinteger(L, inner);
-  return 3;
-}
-
-int sb_lua_net_gate_start(lua_State *L, int idx, pid_t pid, sb_err *e) {
-  gate_ud *u = luaL_checkudata(L, idx, GATE_META);
-  if (!u->net || u->started) return sb_fail(e, SB_EINVAL, "this port is already in use"), -1;
-  if (u->g.ttl > 0 && (u->g.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
-    return sb_failf(e, SB_EIO, "pidfd_open: %s", strerror(errno)), -1;
-  open_call c = {&u->g, NULL, u->listen_fd, 0};
-  u->listen_fd = -1; /* the gate's from here, closed with it */
-  sb_netsvc_call(&u->net->svc, call_open_gate, &c);
-  u->started = true;
-  if (c.result != 0) return sb_failf(e, SB_EIO, "cannot serve the port: %s", uv_strerror(c.result)), -1;
-  return 0;
-}
-
-bool sb_lua_net_gate_finish(lua_State *L, int idx) {
-  gate_ud *u = luaL_testudata(L, idx, GATE_META);
-  return u ? gate_shut(u) : false;
 }
 
 /* ---- http_get -------------------------------------------------------------- */
@@ -419,15 +172,15 @@ static int l_http_get(lua_State *L) {
    * table (OOM) cannot leak its buffers */
   http_ud *hu = lua_newuserdatauv(L, sizeof *hu, 0);
   memset(hu, 0, sizeof *hu);
-  hu->mem = sb->mem;
+  hu->mem = sb->fs.mem;
   if (luaL_newmetatable(L, "sandbox.HttpResult")) {
     lua_pushcfunction(L, http_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
   sb_http_result *r = &hu->r;
-  if (sb_http_get(&sb->mem, &n->policy, url, &o, r, &e) != 0) {
-    sb_http_result_free(&sb->mem, r);
+  if (sb_http_get(&sb->fs.mem, &n->policy, url, &o, r, &e) != 0) {
+    sb_http_result_free(&sb->fs.mem, r);
     return sb_push_err(L, &e, NULL, 0);
   }
   lua_createtable(L, 0, 8);
@@ -445,29 +198,28 @@ static int l_http_get(lua_State *L) {
   lua_setfield(L, -2, "truncated");
   lua_pushstring(L, r->address);
   lua_setfield(L, -2, "address");
-  sb_http_result_free(&sb->mem, r);
+  sb_http_result_free(&sb->fs.mem, r);
   return 1;
 }
 
 /* ---- closing ------------------------------------------------------------------ */
 
-void sb_lua_net_close(sb_sandbox *sb) {
-  sb_net *n = NET(sb);
-  if (!n) return;
-  while (n->gates) gate_shut(n->gates);
-  if (n->proxy_open) sb_netsvc_call(&n->svc, call_close_proxy, &n->proxy);
-  sb_netsvc_stop(&n->svc);
-  sb_netagent_stop(&n->agent);
-  sb_netpolicy_free(&sb->mem, &n->policy);
-  sb_free(&sb->mem, n, sizeof *n);
-  sb->net = NULL;
+static void net_close(lua_State *L, sb_sandbox *sb, void *state) {
+  (void)L;
+  sb_net *n = state;
+  sb_lua_ports_close(n);
+  sb_netpolicy_free(&sb->fs.mem, &n->policy);
+  sb_free(&sb->fs.mem, n, sizeof *n);
+}
+
+void sb_lua_net_methods(lua_State *L) {
+  static const luaL_Reg fns[] = {{"host_allowed", m_host_allowed}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
 }
 
 void sb_lua_net_open(lua_State *L) {
-  static const luaL_Reg fns[] = {{"http_get", l_http_get}, {"expose", l_expose},
-                                 {"net_proxy", l_net_proxy}, {"check_host", l_check_host},
-                                 {"random_token", l_random_token},
-                                 {"host_allowed", m_host_allowed},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"http_get", l_http_get}, {"check_host", l_check_host},
+                                 {"random_token", l_random_token}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
+  sb_lua_ports_open(L);
 }

@@ -1,29 +1,53 @@
-/* Network for Lua (SPEC §5 phase 2): the host policy of a sandbox
- * (allowed_hosts, denied_hosts), sb:http_get, the allowlist proxy its
- * commands go through, and exposed ports. Both backends have the policy and
- * http_get; the proxy and ports need a container's commands. */
+/* The network part of a sandbox (SPEC §5 phase 2): the host policy
+ * (allowed_hosts, denied_hosts), sb:http_get, the allowlist proxy commands
+ * go through, and exposed ports. Every backend has the policy and http_get;
+ * the proxy and ports need commands in their own network namespace (the
+ * confinement part's). A port attaches to a command from the Lua layer
+ * (core.gate_start after spawn, core.gate_finish when it ends): the runner
+ * never sees it. */
 #ifndef SB_LUA_NET_H
 #define SB_LUA_NET_H
 
 #include <stdbool.h>
-#include <sys/types.h>
+#include <stdint.h>
 
 #include "lua/object.h"
+#include "net/agent.h"
+#include "net/gate.h"
+#include "net/hosts.h"
+#include "net/proxy.h"
+#include "net/service.h"
 
-/* Read allowed_hosts / denied_hosts at opts into sb->net. -1 with e on a bad
- * entry (nothing kept). Raises on OOM. */
+/* The part's state (shared by lua/net.c and lua/ports.c). */
+typedef struct gate_ud gate_ud;
+
+typedef struct sb_net {
+  sb_netpolicy policy;
+  bool has_policy;
+  sb_netagent agent;
+  sb_netsvc svc;
+  sb_proxy proxy;
+  bool proxy_open;
+  uint16_t proxy_port;
+  gate_ud *gates; /* open or not yet started */
+} sb_net;
+
+struct gate_ud {
+  sb_gate g;
+  sb_net *net;   /* NULL once closed */
+  int listen_fd; /* until started */
+  bool started;
+  gate_ud *next;
+};
+
+sb_net *sb_lua_net(const sb_sandbox *sb);
+
+/* Read allowed_hosts / denied_hosts at opts into the net part. -1 with e on
+ * a bad entry (nothing kept). Raises on OOM. */
 int sb_lua_net_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e);
-/* Close the proxy and every port, stop the service thread and the
- * namespace agent, free the policy (dispose, __gc; after the commands). */
-void sb_lua_net_close(sb_sandbox *sb);
 
-/* The gate at idx (from core.expose) starts serving for the process pid.
- * 0, or -1 with e. */
-int sb_lua_net_gate_start(lua_State *L, int idx, pid_t pid, sb_err *e);
-/* The process behind the gate at idx finished: close it. Returns whether
- * its idle TTL killed the process. */
-bool sb_lua_net_gate_finish(lua_State *L, int idx);
-
-void sb_lua_net_open(lua_State *L); /* core.http_get, core.expose, core.net_proxy, core.check_host */
+void sb_lua_net_methods(lua_State *L); /* host_allowed */
+/* core.http_get, check_host, random_token, and the ports' functions */
+void sb_lua_net_open(lua_State *L);
 
 #endif

@@ -1,12 +1,62 @@
-/* Internal header of the Lua binding: the sandbox userdata, argument and
- * option checking, audit. Methods are split by concept over sb_lua*.c. */
-#ifndef SB_LUA_H
-#define SB_LUA_H
+/* The sandbox object of the Lua binding: its userdata, the parts it is made
+ * of, and what every method shares (argument and path checks, the policy
+ * check, results, errors, audit).
+ *
+ * A sandbox is a file-system part (sb_fs: the backend) plus optional parts
+ * registered at construction — commands (lua/exec.c), their confinement
+ * (lua/confine.c), network (lua/net.c) — each with its own state and close,
+ * released in reverse order of registration. A part finds its state with
+ * sb_part_get(sb, &its_class); nothing else reaches into it. */
+#ifndef SB_LUA_OBJECT_H
+#define SB_LUA_OBJECT_H
 
-#include <lua.h>
 #include <lauxlib.h>
+#include <lua.h>
 
 #include "fs/backend.h"
+
+typedef struct sb_sandbox sb_sandbox;
+
+/* A part of the sandbox object: its name and how it is released. */
+typedef struct sb_part_class {
+  const char *name;
+  void (*close)(lua_State *L, sb_sandbox *sb, void *state);
+} sb_part_class;
+
+#define SB_MAX_PARTS 8
+
+struct sb_sandbox {
+  sb_fs fs;          /* the backend and what it may use */
+  sb_policy policy;  /* rules, extensions, size limits (fs.policy points here) */
+  bool closed;       /* disposed: every method but close raises */
+  char *cwd;         /* what the agent sees as the root, absolute */
+  size_t cwdlen;
+  int audit_ref;     /* registry ref of the audit function, or LUA_NOREF */
+  sb_dirlist dl;     /* readdir's listing storage, reused */
+  int nparts;
+  struct {
+    const sb_part_class *cls;
+    void *state;
+  } parts[SB_MAX_PARTS];
+};
+
+sb_sandbox *sb_lua_check(lua_State *L, int idx);      /* raises if not a sandbox */
+sb_sandbox *sb_lua_check_open(lua_State *L, int idx); /* ... or if disposed */
+
+/* Create the userdata for backend `be` from the normalised options at
+ * opts_idx (the shared options: policy, audit); pushes it. The backend
+ * opens its state into sb->fs afterwards; __gc releases whatever exists. */
+sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
+                       const char *cwd, size_t cwdlen);
+/* Release every part (newest first), then the backend; idempotent. */
+void sb_lua_release(lua_State *L, sb_sandbox *sb);
+/* Add a field visible as sb.<name> (value on top of the stack, popped). */
+void sb_lua_setfield(lua_State *L, int ud_idx, const char *name);
+
+/* Register a part: from now on the sandbox's release closes it. Raises
+ * (after closing it) when the object holds too many parts. */
+void sb_part_add(lua_State *L, sb_sandbox *sb, const sb_part_class *cls, void *state);
+void *sb_part_get(const sb_sandbox *sb, const sb_part_class *cls);
 
 /* Per-operation state on the C stack: path, error, audit data. */
 typedef struct sb_op {
@@ -20,41 +70,29 @@ typedef struct sb_op {
   size_t rawlen;
 } sb_op;
 
-/* An option a method accepts: name and Lua type. */
-typedef struct sb_optspec {
-  const char *name;
-  int type;
-} sb_optspec;
-
-sb_sandbox *sb_lua_check(lua_State *L, int idx);      /* raises if not a sandbox */
-sb_sandbox *sb_lua_check_open(lua_State *L, int idx); /* ... or if disposed */
-
-/* Create the userdata for backend `be` from the validated options at
- * opts_idx (shared options, cwd, audit); pushes it. The backend opens its
- * state into sb->impl afterwards; __gc releases whatever exists. */
-sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
-                       const char *cwd, size_t cwdlen);
-/* Release everything the sandbox holds; idempotent (dispose, __gc). */
-void sb_lua_release(lua_State *L, sb_sandbox *sb);
-/* Add a field visible as sb.<name> (value on top of the stack, popped). */
-void sb_lua_setfield(lua_State *L, int ud_idx, const char *name);
-
-/* Strict option table at idx (nil allowed): unknown keys or types raise. */
-void sb_lua_check_opts(lua_State *L, int idx, const char *fn, const sb_optspec *spec);
-bool sb_lua_opt_bool(lua_State *L, int idx, const char *k, bool def);
-lua_Integer sb_lua_opt_int(lua_State *L, int idx, const char *k, lua_Integer def);
-const char *sb_lua_opt_str(lua_State *L, int idx, const char *k, size_t *len);
+#define SB_OP(var, nm)                                                           \
+  sb_op var##_storage;                                                           \
+  sb_op *var = &var##_storage;                                                   \
+  var->name = nm;                                                                \
+  var->parsed = var->show_raw = var->no_path = false
 
 /* Parse the path argument at idx into op->p through the front door. */
 sb_code sb_lua_arg_path(lua_State *L, sb_sandbox *sb, int idx, sb_op *op);
-/* Policy check of a parsed path. */
+/* Policy check of a parsed path (on its lexical form). */
 sb_code sb_lua_guard(sb_sandbox *sb, sb_op *op, const sb_path *p, sb_access acc, int kind);
 
+/* Push nil, "CODE: message[: path]", "CODE"; returns 3. */
+int sb_push_err(lua_State *L, const sb_err *e, const char *path, size_t plen);
 /* Push nil, msg, code for op and audit the failure; returns 3. */
 int sb_lua_fail(lua_State *L, sb_sandbox *sb, sb_op *op);
 /* Audit a success (results already pushed stay in place). */
 void sb_lua_audit_ok(lua_State *L, sb_sandbox *sb, sb_op *op, lua_Integer size);
 
-void sb_lua_open_search(lua_State *L); /* glob, grep, snapshot into the table on top */
+/* The methods every sandbox has (dispose, close) into the table on top. */
+void sb_lua_object_methods(lua_State *L);
+/* The method table of every sandbox (on top, popped): module.c assembles
+ * it from the parts once per state; new sandboxes copy it. */
+void sb_lua_set_methods(lua_State *L);
+void sb_lua_push_methods(lua_State *L);
 
 #endif

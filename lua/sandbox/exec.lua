@@ -1,16 +1,15 @@
--- Running commands (SPEC §5): argument checks, the child's environment, the
--- shell gate. The mechanism (spawn, pipes, timeouts, tree kill) is C.
+-- Running commands (SPEC §5): the options of commands (schema, defaults,
+-- the children's base environment), the exec and exec_shell methods
+-- (argument checks, the shell gate, hints on denials). The mechanism
+-- (spawn, pipes, timeouts, tree kill) is C; parts that attach to a command
+-- (an exposed port) register with exec.use.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
-local net = require "sandbox.net"
 
 local M = {}
 
-local type, pairs, ipairs, error, fmt = type, pairs, ipairs, error, string.format
-local sort, concat = table.sort, table.concat
-
--- Per-sandbox settings, by sandbox object (weak: the sandbox owns its life).
-local settings = setmetatable({}, { __mode = "k" })
+local type, pairs, ipairs, error, tostring, fmt = type, pairs, ipairs, error, tostring, string.format
+local C = options.checkers
 
 M.DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -25,7 +24,7 @@ local function is_secret(name)
   return false
 end
 
-local function check_env(v, who)
+local function env(v)
   if type(v) ~= "table" then return nil, "must be a table of NAME = value strings" end
   for k, x in pairs(v) do
     if type(k) ~= "string" or k == "" or k:find("[=%z]") then
@@ -37,66 +36,63 @@ local function check_env(v, who)
   end
   return v
 end
-options.checkers.env = check_env
+M.check_env = env
 
---- Remember a container's exec settings (from its checked options).
-function M.attach(sb, o)
-  settings[sb] = {
-    env = o.env or {},
-    inherit_env = o.inherit_env or false,
-    timeout = o.exec_timeout or 30,
-    allow_shell = o.allow_shell or false,
-  }
-end
-
---- Is exec_shell allowed by the sandbox's options?
-function M.shell_allowed(sb)
-  local s = settings[sb]
-  return s ~= nil and s.allow_shell
-end
-
---- The default timeout of a foreground command, in seconds.
-function M.timeout(sb)
-  local s = settings[sb]
-  return s and s.timeout or nil
-end
-
---- The environment a child gets (SPEC §2): by default only PATH, HOME (the
---- root), LANG, TERM, NO_COLOR and PAGER plus the configured variables; the
---- host's secrets never reach a child.
-function M.environment(sb, extra)
-  local s = settings[sb]
-  local env = {}
-  if s.inherit_env then
-    for k, v in pairs(core.environ()) do
-      if not is_secret(k) then env[k] = v end
-    end
-  else
-    env.PATH = M.DEFAULT_PATH
-    env.LANG = "C.UTF-8"
-    env.TERM = "dumb"
-    env.NO_COLOR = "1"
-    env.PAGER = "cat"
-  end
-  env.HOME = sb.cwd
-  local conf = sb.confinement
-  if conf and conf.tmpdir then env.TMPDIR = conf.tmpdir end -- /tmp itself is out of reach
-  for k, v in pairs(s.env) do env[k] = v end
-  for k, v in pairs(extra or {}) do env[k] = v end
-  local list = {}
-  for k, v in pairs(env) do list[#list + 1] = k .. "=" .. v end
-  sort(list)
-  return list, env.PATH
-end
-
-local EXEC_OPTS = {
-  cwd = "string", env = "env", timeout = "seconds", stdin = "string", background = "boolean",
-  on_stdout = "func", on_stderr = "func", on_exit = "func",
+M.options = {
+  exec_timeout = { check = C.seconds, default = 30 },
+  env = { check = env, default = {} },
+  inherit_env = { check = C.boolean, default = false },
+  max_background_processes = { check = C.positive, default = 3 },
+  max_output_bytes = { check = C.size, default = 1024 * 1024 },
+  allow_shell = { check = C.boolean, default = false },
+  kill_grace = { check = C.seconds, default = 2 },
 }
-for k, v in pairs(net.EXEC_OPTS) do EXEC_OPTS[k] = v end
-local SHELL_OPTS = {}
-for k, v in pairs(EXEC_OPTS) do SHELL_OPTS[k] = v end
-SHELL_OPTS.allow_shell = "boolean"
+
+--- Normalise a container's checked options: the children's base
+--- environment (SPEC §2) — by default only PATH, LANG, TERM, NO_COLOR and
+--- PAGER plus `env`; the host's secrets never reach a child — as
+--- o.environment for the C core, which adds HOME (the root's real path)
+--- unless `env` sets it.
+function M.normalize(o)
+  local e = {}
+  if o.inherit_env then
+    for k, v in pairs(core.environ()) do
+      if not is_secret(k) then e[k] = v end
+    end
+    e.HOME = nil
+    e.PATH = e.PATH or M.DEFAULT_PATH
+  else
+    e.PATH, e.LANG, e.TERM, e.NO_COLOR, e.PAGER = M.DEFAULT_PATH, "C.UTF-8", "dumb", "1", "cat"
+  end
+  for k, v in pairs(o.env) do e[k] = v end
+  o.environment = e
+  return o
+end
+
+-- ---- parts that attach to commands ----------------------------------------------
+
+-- Each: {options = {key = checker}, prepare = function(sb, opts, env) ->
+-- state | false | nil, msg, code, started = function(state, h) -> true |
+-- nil, msg, code, ended = function(state, result)}.
+local hooks = {}
+local CALL_OPTS = {
+  cwd = { check = C.string }, env = { check = env }, timeout = { check = C.seconds },
+  stdin = { check = C.string }, background = { check = C.boolean },
+  on_stdout = { check = C.func }, on_stderr = { check = C.func }, on_exit = { check = C.func },
+}
+local SHELL_OPTS = { allow_shell = { check = C.boolean } }
+for k, v in pairs(CALL_OPTS) do SHELL_OPTS[k] = v end
+
+--- Attach a part to every command (init.lua wires the network part).
+function M.use(hook)
+  hooks[#hooks + 1] = hook
+  for k, check in pairs(hook.options or {}) do
+    CALL_OPTS[k] = { check = check }
+    SHELL_OPTS[k] = { check = check }
+  end
+end
+
+-- ---- the methods ---------------------------------------------------------------
 
 local function unsupported()
   return nil, "ENOTSUP: this sandbox cannot run commands (it is virtual, or exec = false)", "ENOTSUP"
@@ -108,6 +104,12 @@ end
 local DENIAL = { "Permission denied", "Operation not permitted", "Network is unreachable",
                  "not in allowed_hosts", "blocked%-by%-allowlist",
                  "Read%-only file system", "Cannot allocate memory", "Resource temporarily unavailable" }
+
+local NETWORK = {
+  allowed = "network access",
+  allowed_hosts = "network access only to the sandbox's allowed_hosts (through its proxy; other hosts get HTTP 403)",
+  none = "no network",
+}
 
 local function add_hint(sb, r)
   local conf = sb.confinement
@@ -125,10 +127,7 @@ local function add_hint(sb, r)
         r.sandbox_denied = true
         r.hint = "the sandbox denied this: commands may write only inside the sandbox root, "
           .. "read only system directories and the root, and have "
-          .. (conf.network == "allowed" and "network access"
-            or conf.network:find("^allowed_hosts") and "network access only to the sandbox's allowed_hosts "
-              .. "(through its proxy; other hosts get HTTP 403)"
-            or "no network")
+          .. (NETWORK[conf.network and conf.network.mode] or "no network")
         break
       end
     end
@@ -137,43 +136,65 @@ local function add_hint(sb, r)
 end
 
 local function run(sb, argv, opts)
-  local port_env, port, pcode = net.expose(sb, opts)
-  if port_env == nil then return nil, port, pcode end
-  local extra, msg, code = net.proxy_env(sb)
-  if not extra then return nil, msg, code end
-  for k, v in pairs(port_env or {}) do extra[k] = v end
+  local extra, states = {}, {}
+  for i, hk in ipairs(hooks) do
+    local st, msg, code = hk.prepare(sb, opts, extra)
+    if st == nil then return nil, msg, code end
+    states[i] = st
+  end
   for k, v in pairs(opts.env or {}) do extra[k] = v end
-  local env, path = M.environment(sb, extra)
-  local timeout = opts.timeout
-  if timeout == nil and not opts.background then timeout = settings[sb].timeout end
   local spec = {
-    argv = argv, env = env, path = path, cwd = opts.cwd, stdin = opts.stdin,
+    argv = argv, env = extra, cwd = opts.cwd, stdin = opts.stdin, timeout = opts.timeout,
     background = opts.background, keep_stdin = opts.background and opts.stdin == nil,
-    timeout = timeout, on_stdout = opts.on_stdout, on_stderr = opts.on_stderr, on_exit = opts.on_exit,
+    on_stdout = opts.on_stdout, on_stderr = opts.on_stderr, on_exit = opts.on_exit,
+    fields = {},
   }
-  for k, v in pairs(port or {}) do spec[k] = v end
-  local h
-  h, msg, code = core.spawn(sb, spec)
+  for i, st in pairs(states) do
+    if st and st.fields then for k, v in pairs(st.fields) do spec.fields[k] = v end end
+    if st and hooks[i].ended then
+      local prev = spec.on_end
+      spec.on_end = function(r)
+        if prev then prev(r) end
+        hooks[i].ended(st, r)
+      end
+    end
+  end
+  local h, msg, code = core.spawn(sb, spec)
   if not h then return nil, msg, code end
+  for i, st in pairs(states) do
+    if st and hooks[i].started then
+      local ok, smsg, scode = hooks[i].started(st, h)
+      if not ok then
+        h:kill("KILL") -- no port, no command: it ends as killed
+        return nil, smsg, scode
+      end
+    end
+  end
   if opts.background then return h end
   local r, werr, wcode = h:wait()
   if not r then return nil, werr, wcode end
   return add_hint(sb, r)
 end
 
+local function argv_of(cmd, args)
+  if type(cmd) ~= "string" then error("exec: cmd must be a string", 3) end
+  if args ~= nil and type(args) ~= "table" then error("exec: args must be an array of strings", 3) end
+  local list, why = options.string_list(args or {}, "args")
+  if not list then error("exec: " .. why, 3) end
+  for i, a in ipairs(list) do
+    if a:find("\0", 1, true) then error(fmt("exec: args[%d] contains a NUL byte", i), 3) end
+  end
+  table.insert(list, 1, cmd)
+  return list
+end
+
 --- sb:exec(cmd, args, opts): run cmd with args as is (no shell, no word
 --- splitting). Foreground: the result table; background: a handle.
 function M.exec(sb, cmd, args, opts)
   core.check_open(sb, "exec")
-  if type(cmd) ~= "string" then error("exec: cmd must be a string", 2) end
-  if args ~= nil and type(args) ~= "table" then error("exec: args must be an array of strings", 2) end
-  local argv = { cmd }
-  for i, a in ipairs(args or {}) do
-    if type(a) ~= "string" then error(fmt("exec: args[%d] must be a string", i), 2) end
-    argv[#argv + 1] = a
-  end
-  opts = options.check("exec", opts, EXEC_OPTS)
-  if not sb.has_exec or not settings[sb] then return unsupported() end
+  local argv = argv_of(cmd, args)
+  opts = options.check("exec", opts, CALL_OPTS)
+  if not sb.has_exec then return unsupported() end
   if cmd == "" then return nil, "EINVAL: empty command", "EINVAL" end
   return run(sb, argv, opts)
 end
@@ -184,13 +205,25 @@ function M.exec_shell(sb, script, opts)
   core.check_open(sb, "exec_shell")
   if type(script) ~= "string" then error("exec_shell: script must be a string", 2) end
   opts = options.check("exec_shell", opts, SHELL_OPTS)
-  if not sb.has_exec or not settings[sb] then return unsupported() end
-  if not (settings[sb].allow_shell or opts.allow_shell) then
+  if not sb.has_exec then return unsupported() end
+  if not (M.shell_allowed(sb) or opts.allow_shell) then
     return nil, "EACCES: shell commands are not allowed in this sandbox (allow_shell is false); "
       .. "run the program directly with exec and an argument list", "EACCES"
   end
   opts.allow_shell = nil
   return run(sb, { "/bin/sh", "-c", script }, opts)
+end
+
+--- Is exec_shell allowed by the sandbox's options?
+function M.shell_allowed(sb)
+  local c = core.exec_config(sb)
+  return c ~= nil and c.allow_shell
+end
+
+--- The default timeout of a foreground command, in seconds (nil: no commands).
+function M.timeout(sb)
+  local c = core.exec_config(sb)
+  return c and c.timeout or nil
 end
 
 return M

@@ -1,36 +1,73 @@
--- Network (SPEC §5 phase 2): option checks for allowed_hosts and exposed
--- ports, sb:http_get, and what a command's environment and spawn need from
--- the proxy and its port. The mechanism (policy, proxy, gates, libcurl) is C.
+-- Network (SPEC §5 phase 2): the allowed_hosts / denied_hosts options,
+-- sb:http_get, and what a command gets from the network part — the proxy's
+-- variables, an exposed port (a hook on exec). The mechanism (policy,
+-- proxy, gates, libcurl) is C.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
 
 local M = {}
 
-local type, ipairs, pairs, error, fmt, math_type = type, ipairs, pairs, error, string.format, math.type
+local type, pairs, error, tostring, fmt = type, pairs, error, tostring, string.format
+local C = options.checkers
 
-function options.checkers.hosts(v)
-  if type(v) ~= "table" then return nil, "must be an array of host strings" end
-  local out = {}
-  for k in pairs(v) do
-    if math_type(k) ~= "integer" or k < 1 or k > #v then return nil, "must be an array of host strings" end
-  end
-  for i, s in ipairs(v) do
-    if type(s) ~= "string" then return nil, fmt("[%d] must be a string", i) end
+local function hosts(v)
+  return options.string_list(v, "", function(s)
     local ok, why = core.check_host(s)
-    if not ok then return nil, fmt("[%d]: %s", i, why) end
-    out[i] = s
-  end
-  return out
+    if not ok then return nil, "is not a host: " .. why end
+    return true
+  end)
 end
 
-function options.checkers.port(v)
-  if math_type(v) ~= "integer" or v < 0 or v > 65535 then
+M.options = {
+  allowed_hosts = { check = hosts },
+  denied_hosts = { check = hosts },
+}
+
+--- Options that only make sense together.
+function M.normalize(who, o)
+  if o.denied_hosts and not o.allowed_hosts then
+    error(fmt("%s: denied_hosts needs allowed_hosts (with no allowed_hosts nothing is reachable)", who), 3)
+  end
+  if o.allowed_hosts and o.allow_outbound then
+    error(fmt("%s: allowed_hosts needs allow_outbound = false: with direct outbound access "
+      .. "commands could go around the allowlist", who), 3)
+  end
+  return o
+end
+
+--- Publish sb.allowed_hosts / sb.denied_hosts (copies: the policy itself is
+--- fixed in C when the sandbox is made).
+function M.publish(sb, o)
+  if o.allowed_hosts then
+    core.setfield(sb, "allowed_hosts", { table.unpack(o.allowed_hosts) })
+    core.setfield(sb, "denied_hosts", { table.unpack(o.denied_hosts or {}) })
+  end
+end
+
+local GET_OPTS = {
+  timeout = { check = C.seconds }, max_bytes = { check = C.size }, max_redirects = { check = C.count },
+}
+
+--- sb:http_get(url, opts): GET under allowed_hosts; every redirect re-checked.
+--- Returns {status, body, headers, url, redirects, truncated, address} or
+--- nil, msg, code.
+function M.http_get(sb, url, opts)
+  core.check_open(sb, "http_get")
+  if type(url) ~= "string" then error("http_get: url must be a string", 2) end
+  opts = options.check("http_get", opts, GET_OPTS)
+  return core.http_get(sb, url, opts)
+end
+
+-- ---- what commands get --------------------------------------------------------
+
+local function port(v)
+  if not options.is_integer(v) or v < 0 or v > 65535 then
     return nil, "must be a port number (0 = pick a free one)"
   end
   return v
 end
 
-function options.checkers.port_auth(v)
+local function port_auth(v)
   if type(v) ~= "table" or v.type ~= "token" then
     return nil, 'must be {type = "token", value = "<secret>"} (value omitted: one is generated)'
   end
@@ -43,54 +80,17 @@ function options.checkers.port_auth(v)
   return { type = "token", value = v.value }
 end
 
---- Options that only make sense together.
-function M.check_sandbox(who, o)
-  if o.denied_hosts and not o.allowed_hosts then
-    error(fmt("%s: denied_hosts needs allowed_hosts (with no allowed_hosts nothing is reachable)", who), 3)
-  end
-  if o.allowed_hosts and o.allow_outbound then
-    error(fmt("%s: allowed_hosts needs allow_outbound = false: with direct outbound access "
-      .. "commands could go around the allowlist", who), 3)
-  end
-end
-
---- Publish sb.allowed_hosts / sb.denied_hosts (copies: the policy itself is
---- fixed in C when the sandbox is made).
-function M.attach(sb, o)
-  if o.allowed_hosts then
-    core.setfield(sb, "allowed_hosts", { table.unpack(o.allowed_hosts) })
-    core.setfield(sb, "denied_hosts", { table.unpack(o.denied_hosts or {}) })
-    local conf = sb.confinement
-    if conf and conf.network and conf.network:find("^none") then
-      conf.network = "allowed_hosts only, through the sandbox's HTTP/HTTPS proxy (" .. conf.network .. ")"
-    end
-  end
-end
-
-local GET_OPTS = { timeout = "seconds", max_bytes = "size", max_redirects = "count" }
-
---- sb:http_get(url, opts): GET under allowed_hosts; every redirect re-checked.
---- Returns {status, body, headers, url, redirects, truncated, address} or
---- nil, msg, code.
-function M.http_get(sb, url, opts)
-  core.check_open(sb, "http_get")
-  if type(url) ~= "string" then error("http_get: url must be a string", 2) end
-  opts = options.check("http_get", opts, GET_OPTS)
-  return core.http_get(sb, url, opts)
-end
-
-M.EXEC_OPTS = { expose_port = "port", bind_host = "string", port_ttl = "seconds", port_auth = "port_auth" }
+local PORT_OPTS = { expose_port = port, bind_host = C.string, port_ttl = C.seconds, port_auth = port_auth }
 
 local function loopback(host)
   return host == "127.0.0.1" or host == "::1" or host:match("^127%.%d+%.%d+%.%d+$") ~= nil
 end
 
---- For core.spawn: the exposed port of a background command (opts checked),
---- as extra environment and spawn fields; nil when none; nil, msg, code on
---- failure.
-function M.expose(sb, opts)
+-- An exposed port for a background command (opts checked): the gate and
+-- what the handle shows; false without expose_port; nil, msg, code.
+local function expose(sb, opts, env)
   if opts.expose_port == nil then
-    for k in pairs(M.EXEC_OPTS) do
+    for k in pairs(PORT_OPTS) do
       if opts[k] ~= nil then return nil, fmt("EINVAL: %s needs expose_port", k), "EINVAL" end
     end
     return false
@@ -103,28 +103,38 @@ function M.expose(sb, opts)
     return nil, "EINVAL: a port bound beyond loopback (" .. bind .. ") needs port_auth = {type = \"token\"}", "EINVAL"
   end
   local token = opts.port_auth and (opts.port_auth.value or core.random_token()) or nil
-  local gate, port, child_port = core.expose(sb, {
+  local gate, hport, child_port = core.expose(sb, {
     port = opts.expose_port, bind_host = bind, ttl = opts.port_ttl, token = token,
   })
-  if not gate then return nil, port, child_port end
+  if not gate then return nil, hport, child_port end
   local host = bind
   if bind == "0.0.0.0" then host = "127.0.0.1" elseif bind == "::" then host = "::1" end
   if host:find(":", 1, true) then host = "[" .. host .. "]" end
-  return { PORT = tostring(child_port) }, {
-    gate = gate, port = port, child_port = child_port, token = token,
-    url = fmt("http://%s:%d/", host, port),
-  }
+  env.PORT = tostring(child_port)
+  return { gate = gate, fields = { port = hport, child_port = child_port, token = token,
+                                   url = fmt("http://%s:%d/", host, hport) } }
 end
 
---- The proxy variables for a command when the sandbox has allowed_hosts.
-function M.proxy_env(sb)
-  local port, msg, code = core.net_proxy(sb)
-  if port == nil then return msg == nil and {} or nil, msg, code end
-  local url = fmt("http://127.0.0.1:%d", port)
-  return {
-    HTTP_PROXY = url, HTTPS_PROXY = url, http_proxy = url, https_proxy = url,
-    ALL_PROXY = url, all_proxy = url, NO_PROXY = "", no_proxy = "",
-  }
-end
+-- The command hook: proxy variables when the sandbox has allowed_hosts, and
+-- an exposed port that starts with the command and closes with it.
+M.command = {
+  options = PORT_OPTS,
+  prepare = function(sb, opts, env)
+    local pport, msg, code = core.net_proxy(sb)
+    if pport == nil and msg ~= nil then return nil, msg, code end
+    if pport then
+      local url = fmt("http://127.0.0.1:%d", pport)
+      for _, k in pairs { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY" } do
+        env[k], env[k:lower()] = url, url
+      end
+      env.NO_PROXY, env.no_proxy = "", ""
+    end
+    return expose(sb, opts, env)
+  end,
+  started = function(st, h) return core.gate_start(st.gate, h.pid) end,
+  ended = function(st, r)
+    if core.gate_finish(st.gate) then r.killed_by = "port_ttl" end
+  end,
+}
 
 return M

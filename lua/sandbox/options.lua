@@ -1,12 +1,27 @@
 -- Strict option tables (SPEC §2): an unknown key or a wrong type raises an
 -- error naming the key, so a typo never silently weakens a limit.
--- Returns a fresh table with normalised values (sizes as integers).
+--
+-- This is the engine and the common checkers. Each concept's module owns
+-- its options as a schema {key = {check = fn, default = value}} (policy.lua,
+-- virtual.lua, container.lua, exec.lua, confine.lua, net.lua); check()
+-- returns a fresh table with every default filled in and sizes as
+-- integers, which is all the C core reads.
 local M = {}
 
-local type, pairs, ipairs, tostring, error = type, pairs, ipairs, tostring, error
-local math_type, floor = math.type, math.floor
-local tostring = tostring
+local type, pairs, ipairs, tostring, error, tonumber = type, pairs, ipairs, tostring, error, tonumber
+local getmetatable, setmetatable = getmetatable, setmetatable
+local floor, huge = math.floor, math.huge
 local fmt = string.format
+
+-- Integer test that works on every Lua (no math.type before 5.3).
+local function is_integer(v)
+  return type(v) == "number" and v == floor(v) and v > -huge and v < huge
+end
+M.is_integer = is_integer
+
+local function as_integer(v)
+  return math.tointeger and math.tointeger(v) or v
+end
 
 local UNITS = {
   [""] = 1, b = 1,
@@ -21,10 +36,10 @@ local UNITS = {
 function M.parse_size(v)
   if type(v) == "number" then
     if v < 0 then return nil, "must not be negative" end
-    if v ~= v or v == math.huge then return nil, "must be a finite size" end
+    if v ~= v or v == huge then return nil, "must be a finite size" end
     if v ~= floor(v) then return nil, fmt("%s is not a whole number of bytes", tostring(v)) end
     if v >= 2 ^ 63 then return nil, "is too large" end
-    return math.tointeger and math.tointeger(v) or v
+    return as_integer(v)
   end
   if type(v) ~= "string" then return nil, "must be a size (bytes, or a string like \"512MB\")" end
   local num, unit = v:lower():match("^%s*(%d*%.?%d+)%s*(%a*)%s*$")
@@ -37,8 +52,7 @@ function M.parse_size(v)
     return nil, fmt("'%s' is not a whole number of bytes (write \"1.5KB\" for 1536)", v)
   end
   if n * mult >= 2 ^ 63 then return nil, fmt("'%s' is too large", v) end
-  local b = floor(n * mult)
-  return math.tointeger and math.tointeger(b) or b
+  return as_integer(floor(n * mult))
 end
 
 local function edit_distance(a, b)
@@ -54,7 +68,6 @@ local function edit_distance(a, b)
   end
   return prev[#b]
 end
-
 M.distance = edit_distance
 
 --- " (did you mean 'x'?)" for the closest of `names` (an array, or a set
@@ -73,111 +86,94 @@ function M.suggest(key, names)
   end
   return best and fmt(" (did you mean '%s'?)", best) or ""
 end
-local suggest = M.suggest
 
-local checkers = {}
-M.checkers = checkers
+-- ---- common checkers: each returns the value (normalised) or nil, why ------
 
-function checkers.boolean(v)
+local C = {}
+M.checkers = C
+
+function C.boolean(v)
   if type(v) ~= "boolean" then return nil, "must be a boolean" end
   return v
 end
 
-function checkers.string(v)
+function C.string(v)
   if type(v) ~= "string" then return nil, "must be a string" end
   return v
 end
 
-function checkers.func(v)
+function C.func(v)
   if type(v) ~= "function" then return nil, "must be a function" end
   return v
 end
 
-checkers.size = M.parse_size
+C.size = M.parse_size
 
-function checkers.count(v)
-  if math_type(v) ~= "integer" or v < 0 then return nil, "must be a non-negative integer" end
-  return v
+function C.count(v)
+  if not is_integer(v) or v < 0 then return nil, "must be a non-negative integer" end
+  return as_integer(v)
 end
 
-function checkers.seconds(v)
+function C.positive(v)
+  if not is_integer(v) or v < 1 then return nil, "must be a positive integer" end
+  return as_integer(v)
+end
+
+-- Seconds: positive and finite (math.huge or 1e19 would overflow the
+-- timers; a day is a generous bound for one command).
+function C.seconds(v)
   if type(v) ~= "number" or v ~= v or v <= 0 then return nil, "must be a positive number of seconds" end
+  if v > 86400 * 365 then return nil, "must be at most a year of seconds (got " .. tostring(v) .. ")" end
   return v
 end
 
-local function string_list(v, what, each)
+--- An array of strings (each checked by `each`, which returns true or nil, why).
+function M.string_list(v, what, each)
   if type(v) ~= "table" then return nil, fmt("%s must be an array of strings", what) end
-  local out = {}
+  local n = #v
   for k in pairs(v) do
-    if math_type(k) ~= "integer" or k < 1 or k > #v then
-      return nil, fmt("%s must be an array of strings", what)
+    if not is_integer(k) or k < 1 or k > n then
+      return nil, fmt("%s must be an array of strings (no holes, no other keys)", what)
     end
   end
-  for i, s in ipairs(v) do
+  local out = {}
+  for i = 1, n do
+    local s = v[i]
     if type(s) ~= "string" then return nil, fmt("%s[%d] must be a string", what, i) end
-    local ok, why = each(s)
-    if not ok then return nil, fmt("%s[%d] %s", what, i, why) end
+    if each then
+      local ok, why = each(s)
+      if not ok then return nil, fmt("%s[%d] %s", what, i, why) end
+    end
     out[i] = s
   end
   return out
 end
 
-local function sub_table(v, allowed, each)
-  if type(v) ~= "table" then return nil, "must be a table" end
-  local out = {}
-  for k, x in pairs(v) do
-    if not allowed[k] then
-      return nil, fmt("has unknown key '%s' (allowed: %s)", tostring(k), allowed._list)
-    end
-    local list, why = string_list(x, k, each)
-    if not list then return nil, why end
-    out[k] = list
-  end
-  return out
-end
-
-local function glob_ok(s)
-  if s == "" then return nil, "must not be empty" end
+local function no_nul(s)
   if s:find("\0", 1, true) then return nil, "must not contain NUL" end
   return true
 end
+M.no_nul = no_nul
 
-local function ext_ok(s)
-  if s ~= "" and s:sub(1, 1) ~= "." then
-    return nil, fmt("must start with '.' (got '%s'; use \"\" for files without extension)", s)
-  end
-  return true
-end
-
-function checkers.rules(v)
-  return sub_table(v, { deny = true, allow = true, _list = "deny, allow" }, glob_ok)
-end
-
-function checkers.extensions(v)
-  return sub_table(v, { read = true, write = true, _list = "read, write" }, ext_ok)
-end
-
-function checkers.abspath(v)
+function C.abspath(v)
   if type(v) ~= "string" or v:sub(1, 1) ~= "/" then return nil, "must be an absolute path" end
   if v:find("\0", 1, true) then return nil, "must not contain NUL" end
+  local comps = {}
   for comp in v:gmatch("[^/]+") do
     if comp == ".." then return nil, "must not contain '..'" end
+    if comp ~= "." then comps[#comps + 1] = comp end
   end
+  return "/" .. table.concat(comps, "/") -- normalised: no "." or repeated "/"
+end
+
+function C.dir(v)
+  if type(v) ~= "string" or v == "" then return nil, "must be a directory path" end
+  if v:find("\0", 1, true) then return nil, "must not contain NUL" end
   return v
 end
 
-function checkers.files(v)
-  if type(v) ~= "table" then return nil, "must be a table of path = content" end
-  for k, x in pairs(v) do
-    if type(k) ~= "string" then return nil, "keys must be path strings" end
-    if type(x) ~= "string" and x ~= true then
-      return nil, fmt("['%s'] must be a string (contents) or true (a directory)", k)
-    end
-  end
-  return v
-end
-
-local function one_of(...)
+--- A checker accepting one of the given strings.
+function M.one_of(...)
   local allowed, list = {}, table.concat({ ... }, ", ")
   for _, v in ipairs { ... } do allowed[v] = true end
   return function(v)
@@ -186,124 +182,54 @@ local function one_of(...)
   end
 end
 
-checkers.mode = one_of("rw", "r", "w")
-checkers.resolver = one_of("auto", "openat2", "fallback")
+-- ---- schemas ------------------------------------------------------------------
 
-function checkers.dir(v)
-  if type(v) ~= "string" or v == "" then return nil, "must be a directory path" end
-  if v:find("\0", 1, true) then return nil, "must not contain NUL" end
-  return v
-end
-
-function checkers.dirs(v)
-  return string_list(v, "read_roots", function(s)
-    if s == "" then return nil, "must not be empty" end
-    return true
-  end)
-end
-
---- Check `opts` against `schema` ({key = checker name}); `who` names the
---- constructor in messages. Returns the normalised copy.
-function M.check(who, opts, schema)
-  if opts == nil then opts = {} end
-  if type(opts) ~= "table" then error(fmt("%s: options must be a table", who), 3) end
-  for k in pairs(schema._required or {}) do
-    if opts[k] == nil then error(fmt("%s: option '%s' is required", who, k), 3) end
-  end
+--- One schema from several ({key = {check =, default =}} each); a key in
+--- two of them is a programming error.
+function M.schema(...)
   local out = {}
-  for k, v in pairs(opts) do
-    if type(k) ~= "string" then error(fmt("%s: option names must be strings", who), 3) end
-    local kind = k ~= "_required" and schema[k]
-    if not kind then error(fmt("%s: unknown option '%s'%s", who, k, suggest(k, schema)), 3) end
-    local val, why = checkers[kind](v)
-    if val == nil then error(fmt("%s: option '%s' %s", who, k, why), 3) end
-    out[k] = val
+  for _, part in ipairs { ... } do
+    for k, spec in pairs(part) do
+      if out[k] then error("options: '" .. k .. "' is defined twice", 2) end
+      out[k] = spec
+    end
   end
   return out
 end
 
-M.shared = {
-  max_read_bytes = "size",
-  max_write_bytes = "size",
-  allow_overwrite = "boolean",
-  read_only = "boolean",
-  rules = "rules",
-  extensions = "extensions",
-  audit = "func",
-  allowed_hosts = "hosts", -- checked by sandbox.net
-  denied_hosts = "hosts",
-}
-
-local function with_shared(t)
-  for k, v in pairs(M.shared) do t[k] = v end
-  return t
+--- A deep copy of v, metatables kept.
+local function copy(v)
+  if type(v) ~= "table" then return v end
+  local t = {}
+  for k, x in pairs(v) do t[k] = copy(x) end
+  return setmetatable(t, getmetatable(v))
 end
+M.copy = copy
 
-M.virtual = with_shared {
-  cwd = "abspath",
-  files = "files",
-  max_total_bytes = "size",
-  max_files = "count",
-}
-
-function checkers.positive(v)
-  if math_type(v) ~= "integer" or v < 1 then return nil, "must be a positive integer" end
-  return v
-end
-
---- cpu_limit: cores as a number (1.5), or a percentage of one core ("50%").
-function checkers.cpu(v)
-  if type(v) == "number" then
-    if v ~= v or v <= 0 or v == math.huge then return nil, "must be a positive number of cores" end
-    return v
+--- Check `opts` against `schema`; `who` names the caller in messages, and
+--- errors point at the caller's caller (`level`, default 3). `required`
+--- lists keys that must be given. Returns the normalised copy: checked
+--- values, and every default for what was not given.
+function M.check(who, opts, schema, required, level)
+  level = level or 3
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then error(fmt("%s: options must be a table", who), level) end
+  for _, k in ipairs(required or {}) do
+    if opts[k] == nil then error(fmt("%s: option '%s' is required", who, k), level) end
   end
-  local pct = type(v) == "string" and tonumber(v:match("^%s*([%d%.]+)%s*%%%s*$"))
-  if not pct or pct <= 0 then return nil, "must be a number of cores (1.5) or a percentage (\"50%\")" end
-  return pct / 100
-end
-
-function checkers.user(v)
-  if type(v) ~= "table" then return nil, "must be a table {uid = n, gid = n}" end
-  for k in pairs(v) do
-    if k ~= "uid" and k ~= "gid" then return nil, fmt("has unknown key '%s' (allowed: uid, gid)", tostring(k)) end
+  local out = {}
+  for k, v in pairs(opts) do
+    if type(k) ~= "string" then error(fmt("%s: option names must be strings", who), level) end
+    local spec = schema[k]
+    if not spec then error(fmt("%s: unknown option '%s'%s", who, k, M.suggest(k, schema)), level) end
+    local val, why = spec.check(v)
+    if val == nil then error(fmt("%s: option '%s' %s", who, k, why), level) end
+    out[k] = val
   end
-  if math_type(v.uid) ~= "integer" or v.uid < 0 then return nil, "uid must be a non-negative integer" end
-  local gid = v.gid == nil and v.uid or v.gid
-  if math_type(gid) ~= "integer" or gid < 0 then return nil, "gid must be a non-negative integer" end
-  return { uid = v.uid, gid = gid }
+  for k, spec in pairs(schema) do
+    if out[k] == nil and spec.default ~= nil then out[k] = copy(spec.default) end
+  end
+  return out
 end
-
-function checkers.paths(v)
-  return string_list(v, "read_paths", function(s)
-    if s:sub(1, 1) ~= "/" then return nil, "must be an absolute path" end
-    return true
-  end)
-end
-
-M.container = with_shared {
-  _required = { base_dir = true },
-  base_dir = "dir",
-  create = "boolean",
-  mode = "mode",
-  read_roots = "dirs",
-  max_disk_usage = "size",
-  resolver = "resolver",
-  exec = "boolean",
-  exec_timeout = "seconds",
-  env = "env",
-  inherit_env = "boolean",
-  max_background_processes = "positive",
-  max_output_bytes = "size",
-  allow_shell = "boolean",
-  kill_grace = "seconds",
-  confine = "boolean",
-  allow_outbound = "boolean",
-  memory_limit = "size",
-  cpu_limit = "cpu",
-  pids_limit = "positive",
-  file_size_limit = "size",
-  user = "user",
-  read_paths = "paths",
-}
 
 return M

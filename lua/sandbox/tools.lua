@@ -74,11 +74,7 @@ function M.define(def)
   }
 end
 
-local BUILD_OPTS = {
-  only = "names", exclude = "names", rename = "renames", read_only = "boolean", approve = "func",
-  stale_guard = "boolean", max_output = "count", extra = "extra",
-}
-options.checkers.names = function(v)
+local function names(v)
   if type(v) ~= "table" then return nil, "must be an array of tool names" end
   for k in pairs(v) do
     if type(k) ~= "number" or k < 1 or k > #v or k % 1 ~= 0 then return nil, "must be an array of tool names" end
@@ -88,7 +84,8 @@ options.checkers.names = function(v)
   end
   return v
 end
-options.checkers.renames = function(v)
+
+local function renames(v)
   if type(v) ~= "table" then return nil, "must be a table {old_name = new_name}" end
   for k, n in pairs(v) do
     if type(k) ~= "string" or not valid_name(n) then
@@ -97,13 +94,22 @@ options.checkers.renames = function(v)
   end
   return v
 end
-options.checkers.extra = function(v)
+
+local function extra(v)
   if type(v) ~= "table" then return nil, "must be an array of tools made by sandbox.tools.define" end
   for i, t in ipairs(v) do
     if type(t) ~= "table" or not t.custom then return nil, fmt("[%d] is not made by sandbox.tools.define", i) end
   end
   return v
 end
+
+local C = options.checkers
+local BUILD_OPTS = {
+  only = { check = names }, exclude = { check = names, default = {} }, rename = { check = renames, default = {} },
+  read_only = { check = C.boolean, default = false }, approve = { check = C.func },
+  stale_guard = { check = C.boolean, default = true }, max_output = { check = C.count, default = 20000 },
+  extra = { check = extra, default = {} },
+}
 
 -- Every name in only/exclude/rename must be a tool that exists (built in,
 -- whether or not this sandbox offers it, or passed in extra): a typo must
@@ -170,14 +176,10 @@ function M.build(sb, opts)
   require("sandbox.core").check_open(sb, "tools")
   opts = options.check("tools", opts, BUILD_OPTS)
   check_names(opts)
-  local only, exclude, rename = opts.only and set(opts.only), set(opts.exclude), opts.rename or {}
+  local only, exclude, rename = opts.only and set(opts.only), set(opts.exclude), opts.rename
   local ctx = {
     sb = sb, versions = {}, procs = {},
-    cfg = {
-      stale_guard = opts.stale_guard ~= false,
-      max_output = opts.max_output or 20000,
-      timeout = exec.timeout(sb),
-    },
+    cfg = { stale_guard = opts.stale_guard, max_output = opts.max_output, timeout = exec.timeout(sb) },
   }
   local defs = {}
   for _, n in ipairs(B.ORDER) do
@@ -186,7 +188,7 @@ function M.build(sb, opts)
       and (not d.needs_net or sb.allowed_hosts ~= nil)
     if usable then defs[#defs + 1] = { n, d } end
   end
-  for _, d in ipairs(opts.extra or {}) do defs[#defs + 1] = { d.name, d } end
+  for _, d in ipairs(opts.extra) do defs[#defs + 1] = { d.name, d } end
   local out = {}
   for _, nd in ipairs(defs) do
     local n, d = nd[1], nd[2]
@@ -226,11 +228,13 @@ local function tool_list(who, tools)
   return setmetatable({}, S.ARRAY)
 end
 
-local EXPORT_OPTS = { api = "api", strict = "boolean" }
-options.checkers.api = function(v)
-  if v ~= "chat" and v ~= "responses" then return nil, "must be 'chat' or 'responses'" end
-  return v
-end
+local EXPORT_OPTS = {
+  api = { check = function(v)
+    if v ~= "chat" and v ~= "responses" then return nil, "must be 'chat' or 'responses'" end
+    return v
+  end, default = "chat" },
+  strict = { check = C.boolean, default = false },
+}
 
 --- OpenAI function tools; api = "chat" (nested, default) or "responses"
 --- (flat); strict = true makes every schema strict-mode compatible. The
@@ -239,7 +243,7 @@ end
 function M.to_openai(tools, o)
   local out = tool_list("to_openai", tools)
   o = options.check("to_openai", o, EXPORT_OPTS)
-  local api, strict = o.api or "chat", o.strict == true
+  local api, strict = o.api, o.strict
   for i, t in ipairs(tools) do
     local fn = { name = t.name, description = t.description, parameters = params_for(t, strict), strict = strict }
     if api == "chat" then

@@ -270,12 +270,7 @@ end
 
 -- ---- OpenAI strict mode ----------------------------------------------------------
 
-local function deep_copy(v)
-  if type(v) ~= "table" then return v end
-  local out = {}
-  for k, x in pairs(v) do out[k] = deep_copy(x) end
-  return setmetatable(out, getmetatable(v))
-end
+local deep_copy = require("sandbox.options").copy
 M.copy = deep_copy
 
 local strictify

@@ -1,0 +1,766 @@
+#include "exec/local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "base/clock.h"
+#include "exec/spawn.h"
+
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* Without a pidfd the exit is polled: soon at first (most commands are
+ * short), backing off to REAP_POLL_MAX_MS. */
+#define REAP_POLL_MAX_MS 10
+
+typedef struct local {
+  sb_runner base;
+  sb_local_config cfg;
+  sb_mem mem;
+  uv_loop_t loop;
+  uv_timer_t wait_timer; /* bounds one blocking turn of the loop */
+  void *stack;           /* the child stack for sb_spawn, reused */
+  int devnull;           /* stdin of commands given no input */
+  bool loop_ready;
+  char readbuf[64 * 1024];
+} local;
+
+typedef struct lproc {
+  sb_proc base;
+  local *lr; /* NULL once the runner closed */
+  sb_mem mem;
+  int pidfd;
+  uv_pipe_t in, out[2];
+  uv_poll_t exit_poll;
+  uv_timer_t t_timeout, t_kill, t_drain, t_reap;
+  int open_handles;
+  bool in_open, eof[2];
+  /* Unread output for h:read (streams without a callback). A full queue
+   * stops reading its pipe (the command blocks in write, as on any pipe)
+   * until the reader drains it; only while someone waits for the result, or
+   * the command is ending, does output that does not fit go to the result
+   * alone, counted in base.qdropped. */
+  bool paused[2];
+  int waiters; /* wait calls in progress */
+  sb_buf queue[2];
+  size_t qoff[2];
+  sb_cgroup cg;           /* v2 leaf: the tree */
+  sb_cgroup lim[SB_NLIM]; /* v1 leaves holding limits */
+  uint64_t cnt0[SB_NLIM]; /* oom kills, pids refusals at the start */
+} lproc;
+
+#define LR(r) ((local *)(r))
+#define LP(p) ((lproc *)(p))
+
+/* libuv counts in whole milliseconds of loop time: round up, and one more,
+ * so a deadline never fires early. */
+static uint64_t ms(double s) { return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.999) + 1; }
+
+/* Writing to a child's stdin after it exited raises SIGPIPE, which would
+ * kill the host. Block it in this thread around the loop and writes, and
+ * consume one our writes left pending; the host's disposition is untouched. */
+typedef struct pipeguard {
+  sigset_t old;
+} pipeguard;
+
+static void guard_on(pipeguard *g) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &s, &g->old);
+}
+
+static void guard_off(pipeguard *g) {
+  if (!sigismember(&g->old, SIGPIPE)) {
+    sigset_t pend, s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    struct timespec zero = {0, 0};
+    if (sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) sigtimedwait(&s, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+bool sb_local_have_pidfd(void) {
+  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+/* ---- lifetime --------------------------------------------------------- */
+
+static void proc_free(lproc *p) {
+  sb_mem m = p->mem;
+  for (int k = 0; k < 2; k++) {
+    sb_outbuf_free(&m, &p->base.cap[k]);
+    sb_buf_free(&m, &p->queue[k]);
+  }
+  if (p->pidfd >= 0) close(p->pidfd);
+  sb_free(&m, p, sizeof *p);
+}
+
+static void maybe_free(lproc *p) {
+  if (!p->base.released || !p->base.finished || p->open_handles > 0) return;
+  local *lr = p->lr;
+  if (!lr) return; /* detached: freed by release */
+  for (sb_proc **pp = &lr->base.procs; *pp; pp = &(*pp)->next)
+    if (*pp == &p->base) {
+      *pp = p->base.next;
+      break;
+    }
+  proc_free(p);
+}
+
+static void on_closed(uv_handle_t *h) {
+  lproc *p = h->data;
+  p->open_handles--;
+  if (p->base.finished && p->open_handles == 0 && p->pidfd >= 0) {
+    close(p->pidfd); /* reaped and unwatched: a result needs no fd */
+    p->pidfd = -1;
+  }
+  maybe_free(p);
+}
+
+static void close_handle(lproc *p, void *h) {
+  uv_handle_t *hh = h;
+  if (hh->data == p && !uv_is_closing(hh)) uv_close(hh, on_closed);
+}
+
+/* ---- signals to the whole tree ---------------------------------------- */
+
+static sb_limits *limits(const lproc *p) { return p->lr->cfg.limits; }
+
+/* The cgroup that holds the whole tree: the v2 leaf, else a v1 one. */
+static sb_cgroup *tree_cg(lproc *p) {
+  if (p->cg.dirfd >= 0) return &p->cg;
+  for (int i = 0; i < SB_NLIM; i++)
+    if (p->lim[i].dirfd >= 0) return &p->lim[i];
+  return NULL;
+}
+
+static void tree_signal(lproc *p, int sig) {
+  sb_cgroup *cg = tree_cg(p);
+  if (cg) sb_cgroup_signal(cg, sig);
+  if (!p->base.exited) {
+    if (p->pidfd >= 0) syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+    else kill(p->base.pid, sig);
+  }
+  kill(-p->base.pid, sig); /* the process group: the leader started a session */
+}
+
+/* Anything of the tree left? The cgroup holds every descendant (and no
+ * zombie); without one, the process group is all we can see. */
+static bool tree_alive(lproc *p) {
+  sb_cgroup *cg = tree_cg(p);
+  if (cg) return !sb_cgroup_empty(cg);
+  return kill(-p->base.pid, 0) == 0;
+}
+
+/* Where limit i lives for p (NULL: not limited). */
+static sb_cgroup *limit_cg(lproc *p, int i) {
+  sb_limits *l = limits(p);
+  int w = l ? l->where[i] : SB_LIM_NONE;
+  return w == SB_LIM_V1 ? &p->lim[i] : w == SB_LIM_V2 ? &p->cg : NULL;
+}
+
+static uint64_t limit_counter(lproc *p, int i) {
+  sb_cgroup *c = limit_cg(p, i);
+  if (!c || c->dirfd < 0) return 0;
+  bool v2 = limits(p)->where[i] == SB_LIM_V2;
+  if (i == SB_LIM_MEMORY)
+    return v2 ? sb_cgroup_counter(c, "memory.events", "oom_kill")
+              : sb_cgroup_counter(c, "memory.oom_control", "oom_kill");
+  if (i == SB_LIM_PIDS) return sb_cgroup_counter(c, "pids.events", "max");
+  return 0;
+}
+
+static void leaves_remove(lproc *p) {
+  sb_limits *l = limits(p);
+  if (!l) return;
+  sb_cgroup_leaf_remove(&l->tree, &p->cg);
+  for (int i = 0; i < SB_NLIM; i++) sb_cgroup_leaf_remove(&l->lim[i], &p->lim[i]);
+}
+
+/* ---- output and backpressure ------------------------------------------ */
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  (void)hint;
+  lproc *p = h->data;
+  *buf = uv_buf_init(p->lr->readbuf, sizeof p->lr->readbuf);
+}
+
+/* Bytes a handle may queue for h:read before its pipe stops being read:
+ * max_output_bytes, and never less than one read. */
+static size_t queue_cap(const lproc *p) {
+  size_t cap = p->lr->cfg.max_output;
+  return cap < sizeof p->lr->readbuf ? sizeof p->lr->readbuf : cap;
+}
+
+/* Backpressure holds while the command runs and nobody waits for it; a
+ * waiter, a kill or the leader's exit lifts it. */
+static bool hold_back(const lproc *p) {
+  return !p->base.exited && !p->base.kill_sig && !p->waiters && !p->base.released;
+}
+
+static void resume(lproc *p, int k) {
+  if (!p->paused[k]) return;
+  p->paused[k] = false;
+  if (!p->eof[k] && !uv_is_closing((uv_handle_t *)&p->out[k]))
+    uv_read_start((uv_stream_t *)&p->out[k], on_alloc, on_read);
+}
+
+static void lift(lproc *p) {
+  resume(p, SB_OUT);
+  resume(p, SB_ERR);
+}
+
+/* Keep a chunk for h:read; with backpressure on, a full queue stops the
+ * pipe (one read may overshoot the cap by its size). */
+static void queue_add(lproc *p, int k, const char *d, size_t n) {
+  sb_buf *q = &p->queue[k];
+  if (p->qoff[k] == q->len) q->len = p->qoff[k] = 0;
+  size_t pending = q->len - p->qoff[k], cap = queue_cap(p);
+  bool hold = hold_back(p);
+  if (!hold && pending >= cap) {
+    p->base.qdropped[k] += n; /* nobody reads while it ends: the result keeps head and tail */
+    return;
+  }
+  if (p->qoff[k] > 0 && q->len + n > q->cap) {
+    memmove(q->p, q->p + p->qoff[k], pending);
+    q->len = pending;
+    p->qoff[k] = 0;
+  }
+  if (sb_buf_append(&p->mem, q, d, n) != 0) {
+    p->base.qdropped[k] += n; /* out of memory: counted, never silent */
+    p->base.output_incomplete = true;
+  } else if (hold && pending + n >= cap) {
+    uv_read_stop((uv_stream_t *)&p->out[k]);
+    p->paused[k] = true;
+  }
+}
+
+/* ---- finishing -------------------------------------------------------- */
+
+static void finish(lproc *p) {
+  sb_proc *b = &p->base;
+  if (b->finished) return;
+  local *lr = p->lr;
+  b->finished = true;
+  b->t_end = sb_now();
+  /* nothing of the command outlives it */
+  if (tree_alive(p)) {
+    tree_signal(p, SIGKILL);
+    for (int i = 0; i < 100 && tree_alive(p); i++) {
+      struct timespec ts = {0, 2 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  b->oom = limit_counter(p, SB_LIM_MEMORY) > p->cnt0[SB_LIM_MEMORY];
+  b->pids_hit = limit_counter(p, SB_LIM_PIDS) > p->cnt0[SB_LIM_PIDS];
+  leaves_remove(p);
+  close_handle(p, &p->t_timeout);
+  close_handle(p, &p->t_kill);
+  close_handle(p, &p->t_drain);
+  close_handle(p, &p->t_reap);
+  close_handle(p, &p->exit_poll);
+  close_handle(p, &p->in);
+  close_handle(p, &p->out[0]);
+  close_handle(p, &p->out[1]);
+  p->in_open = false;
+  if (lr->cfg.fs && lr->cfg.fs->be->cmd) lr->cfg.fs->be->cmd->changed(lr->cfg.fs);
+  if (lr->base.hooks.on_exit) lr->base.hooks.on_exit(b);
+  maybe_free(p);
+}
+
+static void maybe_finish(lproc *p) {
+  if (p->base.exited && p->eof[0] && p->eof[1]) finish(p);
+}
+
+static void on_drain_deadline(uv_timer_t *t) {
+  lproc *p = t->data;
+  for (int k = 0; k < 2; k++)
+    if (!p->eof[k]) {
+      p->eof[k] = true;
+      p->base.output_incomplete = true; /* a descendant still held the pipe */
+      close_handle(p, &p->out[k]);
+    }
+  finish(p);
+}
+
+static void leader_exited(lproc *p) {
+  int status = 0;
+  int r = sb_spawn_reap(p->base.pid, p->pidfd, &status);
+  if (r == 0) return;
+  p->base.exited = true;
+  p->base.status = r < 0 ? -1 : status; /* -1: reaped by someone else */
+  lift(p); /* what is left in the pipes is read to the end */
+  if (p->pidfd >= 0) uv_poll_stop(&p->exit_poll);
+  else uv_timer_stop(&p->t_reap);
+  uv_timer_stop(&p->t_timeout);
+  if (!p->eof[0] || !p->eof[1])
+    uv_timer_start(&p->t_drain, on_drain_deadline, ms(p->lr->cfg.drain), 0);
+  maybe_finish(p);
+}
+
+static void on_pidfd(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  leader_exited(h->data);
+}
+
+static void on_reap_tick(uv_timer_t *t) {
+  lproc *p = t->data;
+  leader_exited(p);
+  if (!p->base.exited) {
+    uint64_t next = uv_timer_get_repeat(t) * 2;
+    uv_timer_set_repeat(t, next > REAP_POLL_MAX_MS ? REAP_POLL_MAX_MS : next);
+  }
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  lproc *p = s->data;
+  int k = s == (uv_stream_t *)&p->out[SB_ERR] ? SB_ERR : SB_OUT;
+  if (n > 0) {
+    if (sb_outbuf_add(&p->mem, &p->base.cap[k], buf->base, (size_t)n) != 0) p->base.output_incomplete = true;
+    if (p->base.queued[k]) queue_add(p, k, buf->base, (size_t)n);
+    sb_runner_hooks *h = &p->lr->base.hooks;
+    if (h->on_data) h->on_data(&p->base, k, buf->base, (size_t)n);
+  } else if (n < 0) { /* EOF, or the pipe broke */
+    p->eof[k] = true;
+    close_handle(p, s);
+    maybe_finish(p);
+  }
+}
+
+/* ---- timers and kills ----------------------------------------------------- */
+
+static void on_grace(uv_timer_t *t) {
+  lproc *p = t->data;
+  if (!p->base.finished && tree_alive(p)) {
+    p->base.kill_sig = SIGKILL;
+    tree_signal(p, SIGKILL);
+  }
+}
+
+static void lp_kill(sb_proc *b, int sig) {
+  lproc *p = LP(b);
+  if (!p->lr || b->finished) return;
+  if (sig == SIGKILL || b->kill_sig == 0) b->kill_sig = sig;
+  lift(p); /* a writer blocked on a full queue must see the signal */
+  tree_signal(p, sig);
+  if (sig != SIGKILL && !uv_is_active((uv_handle_t *)&p->t_kill))
+    uv_timer_start(&p->t_kill, on_grace, ms(p->lr->cfg.grace), 0);
+}
+
+static void on_timeout(uv_timer_t *t) {
+  lproc *p = t->data;
+  p->base.timed_out = true;
+  lp_kill(&p->base, SIGTERM);
+}
+
+/* ---- stdin ------------------------------------------------------------ */
+
+typedef struct wreq {
+  uv_write_t req;
+  sb_mem mem;
+  size_t len;
+  lproc *p;
+  bool close_after;
+  char data[];
+} wreq;
+
+static void on_written(uv_write_t *r, int status) {
+  (void)status; /* EPIPE: the child stopped reading; its exit tells the rest */
+  wreq *w = (wreq *)r;
+  lproc *p = w->p;
+  bool close_after = w->close_after;
+  sb_mem m = w->mem;
+  sb_free(&m, w, sizeof *w + w->len);
+  if (close_after && p->in.data == p) close_handle(p, &p->in);
+}
+
+static int write_stdin(lproc *p, const char *data, size_t len, bool close_after) {
+  if (!p->in_open) return -EPIPE;
+  wreq *w = sb_malloc(&p->mem, sizeof *w + len);
+  if (!w) return -ENOMEM;
+  w->mem = p->mem;
+  w->len = len;
+  w->p = p;
+  w->close_after = close_after;
+  memcpy(w->data, data, len);
+  if (close_after) p->in_open = false;
+  uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+  pipeguard g;
+  guard_on(&g);
+  int r = uv_write(&w->req, (uv_stream_t *)&p->in, &b, 1, on_written);
+  guard_off(&g);
+  if (r < 0) {
+    sb_free(&p->mem, w, sizeof *w + len);
+    return r;
+  }
+  return 0;
+}
+
+static int lp_write(sb_proc *b, const char *data, size_t len) {
+  lproc *p = LP(b);
+  if (!p->lr || b->finished) return -EPIPE;
+  return write_stdin(p, data, len, false);
+}
+
+static void lp_close_stdin(sb_proc *b) {
+  lproc *p = LP(b);
+  if (!p->lr || !p->in_open) return;
+  p->in_open = false;
+  close_handle(p, &p->in);
+}
+
+static bool lp_pop(sb_proc *b, int k, const char **data, size_t *len) {
+  lproc *p = LP(b);
+  sb_buf *q = &p->queue[k];
+  if (p->qoff[k] >= q->len) return false;
+  *data = q->p + p->qoff[k];
+  *len = q->len - p->qoff[k];
+  p->qoff[k] = q->len;
+  if (p->lr && !b->finished) resume(p, k);
+  return true;
+}
+
+static bool lp_stream_done(sb_proc *b, int k) {
+  lproc *p = LP(b);
+  return p->eof[k] && p->qoff[k] >= p->queue[k].len;
+}
+
+static void lp_wait_begin(sb_proc *b) {
+  lproc *p = LP(b);
+  p->waiters++;
+  if (p->lr && !b->finished) lift(p);
+}
+
+static void lp_wait_end(sb_proc *b) {
+  lproc *p = LP(b);
+  if (p->waiters > 0) p->waiters--;
+}
+
+static void lp_release(sb_proc *b) {
+  lproc *p = LP(b);
+  b->released = true;
+  if (!p->lr) proc_free(p); /* detached: its handles are gone already */
+  else {
+    if (!b->finished) lift(p); /* nobody can read it any more */
+    maybe_free(p);
+  }
+}
+
+/* ---- spawning --------------------------------------------------------- */
+
+static void close_fds(int *fds, int n) {
+  for (int i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]);
+}
+
+/* Child ends must not be 0-2 (dup2 onto themselves would keep CLOEXEC). */
+static int high_fd(int fd) {
+  if (fd >= 3) return fd;
+  int h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  close(fd);
+  return h;
+}
+
+static sb_code spawn_error(sb_err *e, const sb_spawn_res *res, const char *file) {
+  int err = res->err;
+  const char *step = res->step ? res->step : "spawn";
+  if (strcmp(step, "exec") == 0) {
+    if (err == ENOENT) return sb_failf(e, SB_ENOENT, "command not found: %.200s", file);
+    if (err == EACCES) return sb_failf(e, SB_EACCES, "permission denied (not executable, or outside what the sandbox allows): %.200s", file);
+    if (err == ENOEXEC) return sb_failf(e, SB_EACCES, "not an executable format: %.200s", file);
+  }
+  if (strcmp(step, "cwd") == 0) return sb_failf(e, sb_code_from_errno(err), "cannot enter the working directory (%s)", strerror(err));
+  if (strcmp(step, "clone") == 0 && (err == EAGAIN || err == ENOMEM))
+    return sb_failf(e, SB_EAGAIN, "cannot create a process (%s)", strerror(err));
+  return sb_failf(e, sb_code_from_errno(err) == SB_EIO ? SB_EIO : sb_code_from_errno(err),
+                  "starting the command failed at %s: %s", step, strerror(err));
+}
+
+/* Leaves for one command: tree kill (best effort) and limits (enforced, or
+ * no command). Fills the cgroup.procs fds the child joins. */
+static bool leaves_create(lproc *p, int procs_fds[SB_MAX_CGROUPS], sb_err *e) {
+  for (int i = 0; i < SB_MAX_CGROUPS; i++) procs_fds[i] = -1;
+  sb_limits *l = limits(p);
+  if (!l) return true;
+  bool need_v2 = false, ok = true;
+  for (int i = 0; i < SB_NLIM; i++) need_v2 |= l->where[i] == SB_LIM_V2;
+  if (l->tree.dirfd >= 0) ok = sb_cgroup_leaf_create(&l->tree, &p->cg) || !need_v2;
+  for (int i = 0; ok && i < SB_NLIM; i++)
+    if (l->where[i] == SB_LIM_V1) ok = sb_cgroup_leaf_create(&l->lim[i], &p->lim[i]);
+  if (!ok) {
+    sb_failf(e, SB_EAGAIN, "cannot create the cgroup that enforces this sandbox's limits (%s)",
+             strerror(errno));
+    leaves_remove(p);
+    return false;
+  }
+  for (int i = 0; i < SB_NLIM; i++) p->cnt0[i] = limit_counter(p, i);
+  int n = 0;
+  if (p->cg.procs_fd >= 0) procs_fds[n++] = p->cg.procs_fd;
+  for (int i = 0; i < SB_NLIM && n < SB_MAX_CGROUPS; i++)
+    if (p->lim[i].procs_fd >= 0) procs_fds[n++] = p->lim[i].procs_fd;
+  return true;
+}
+
+/* The loop, at the first command. */
+static int loop_init(local *lr, sb_err *e) {
+  if (lr->loop_ready) return 0;
+  int r = uv_loop_init(&lr->loop);
+  if (r != 0) {
+    sb_failf(e, SB_EIO, "cannot create an event loop: %s", uv_strerror(r));
+    return -1;
+  }
+  lr->stack = mmap(NULL, SB_SPAWN_STACK, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  lr->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (lr->stack == MAP_FAILED || lr->devnull < 0) {
+    sb_fail_errno(e, lr->devnull < 0 ? errno : ENOMEM);
+    if (lr->stack != MAP_FAILED) munmap(lr->stack, SB_SPAWN_STACK);
+    if (lr->devnull >= 0) close(lr->devnull);
+    lr->stack = NULL;
+    lr->devnull = -1;
+    uv_loop_close(&lr->loop);
+    return -1;
+  }
+  uv_timer_init(&lr->loop, &lr->wait_timer);
+  lr->loop_ready = true;
+  return 0;
+}
+
+static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
+  local *lr = LR(r);
+  sb_fs *fs = lr->cfg.fs;
+  if (!fs || !fs->be->cmd) {
+    sb_fail(e, SB_ENOTSUP, "this sandbox's files cannot be given to a local command");
+    return NULL;
+  }
+  if (loop_init(lr, e) != 0) return NULL;
+  int cwdfd = fs->be->cmd->open_cwd(fs, cmd->cwd, e);
+  if (cwdfd < 0) {
+    cmd->cwd_failed = true;
+    return NULL;
+  }
+  const sb_mem *m = &lr->mem;
+  lproc *p = sb_malloc(m, sizeof *p);
+  if (!p) {
+    close(cwdfd);
+    sb_fail(e, SB_ENOSPC, "out of memory");
+    return NULL;
+  }
+  memset(p, 0, sizeof *p);
+  sb_proc *b = &p->base;
+  p->lr = lr;
+  p->mem = *m;
+  p->pidfd = -1;
+  p->cg.dirfd = p->cg.procs_fd = p->cg.events_fd = -1;
+  for (int i = 0; i < SB_NLIM; i++) p->lim[i].dirfd = p->lim[i].procs_fd = p->lim[i].events_fd = -1;
+  b->runner = r;
+  b->ops = r->ops;
+  b->background = cmd->background;
+  b->queued[SB_OUT] = cmd->background && cmd->queue[SB_OUT];
+  b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
+  for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], lr->cfg.max_output);
+
+  /* stdin: a pipe when there is input to give, /dev/null otherwise */
+  bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
+  int fds[6] = {-1, -1, -1, -1, -1, -1}; /* in r/w, out r/w, err r/w */
+  sb_spawn_req req = {.file = cmd->argv[0], .argv = cmd->argv, .envp = cmd->envp, .path = cmd->path,
+                      .cwd_fd = cwdfd, .steps = lr->cfg.steps, .stack = lr->stack,
+                      .no_pidfd = lr->cfg.no_pidfd};
+  if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
+    sb_fail_errno(e, errno);
+    goto fail;
+  }
+  if (want_in) fds[0] = high_fd(fds[0]);
+  fds[3] = high_fd(fds[3]);
+  fds[5] = high_fd(fds[5]);
+  if (!leaves_create(p, req.cgroup_procs_fds, e)) goto fail;
+  req.stdin_fd = want_in ? fds[0] : lr->devnull;
+  req.stdout_fd = fds[3];
+  req.stderr_fd = fds[5];
+  sb_spawn_res res;
+  if (sb_spawn(&req, &res) != 0) {
+    leaves_remove(p);
+    spawn_error(e, &res, req.file);
+    goto fail;
+  }
+  close(cwdfd);
+  if (want_in) close(fds[0]);
+  close(fds[3]);
+  close(fds[5]);
+  b->id = ++r->next_id;
+  b->pid = res.pid;
+  p->pidfd = res.pidfd;
+  b->t0 = sb_now();
+
+  uv_loop_t *loop = &lr->loop;
+  uv_pipe_init(loop, &p->out[0], 0);
+  uv_pipe_init(loop, &p->out[1], 0);
+  uv_pipe_open(&p->out[0], fds[2]);
+  uv_pipe_open(&p->out[1], fds[4]);
+  uv_timer_init(loop, &p->t_timeout);
+  uv_timer_init(loop, &p->t_kill);
+  uv_timer_init(loop, &p->t_drain);
+  void *handles[] = {&p->out[0], &p->out[1], &p->t_timeout, &p->t_kill, &p->t_drain};
+  for (size_t i = 0; i < sizeof handles / sizeof *handles; i++) ((uv_handle_t *)handles[i])->data = p;
+  p->open_handles = 5;
+  if (want_in) {
+    uv_pipe_init(loop, &p->in, 0);
+    uv_pipe_open(&p->in, fds[1]);
+    p->in.data = p;
+    p->open_handles++;
+  }
+  if (p->pidfd >= 0) {
+    uv_poll_init(loop, &p->exit_poll, p->pidfd);
+    p->exit_poll.data = p;
+    p->open_handles++;
+    uv_poll_start(&p->exit_poll, UV_READABLE, on_pidfd);
+  } else { /* no pidfd: poll for the exit */
+    uv_timer_init(loop, &p->t_reap);
+    p->t_reap.data = p;
+    p->open_handles++;
+    uv_timer_start(&p->t_reap, on_reap_tick, 1, 1);
+  }
+  uv_read_start((uv_stream_t *)&p->out[0], on_alloc, on_read);
+  uv_read_start((uv_stream_t *)&p->out[1], on_alloc, on_read);
+  uv_update_time(loop); /* timers count from now, not from the last turn */
+  if (cmd->timeout > 0) uv_timer_start(&p->t_timeout, on_timeout, ms(cmd->timeout), 0);
+  p->in_open = want_in;
+  if (cmd->stdin_data && cmd->stdin_len) write_stdin(p, cmd->stdin_data, cmd->stdin_len, !cmd->keep_stdin);
+  b->next = r->procs;
+  r->procs = b;
+  fs->be->cmd->changed(fs); /* the command may change the tree from now on */
+  return b;
+fail:
+  close(cwdfd);
+  close_fds(fds, 6);
+  sb_free(m, p, sizeof *p);
+  return NULL;
+}
+
+/* ---- the loop --------------------------------------------------------- */
+
+static void on_wait(uv_timer_t *t) { (void)t; }
+
+static bool lr_run(sb_runner *r, sb_proc *p, double timeout) {
+  local *lr = LR(r);
+  if (!lr->loop_ready) return p ? p->finished : true;
+  double deadline = timeout < 0 ? -1 : sb_now() + timeout;
+  pipeguard g;
+  guard_on(&g);
+  r->running++;
+  for (;;) {
+    if (p && p->finished) break;
+    double left = deadline < 0 ? -1 : deadline - sb_now();
+    if (deadline >= 0 && left <= 0) {
+      uv_run(&lr->loop, UV_RUN_NOWAIT);
+      break;
+    }
+    /* the loop's clock is cached from its last turn: a host that slept
+     * since would get a timer already due, and then a turn that blocks
+     * without one */
+    uv_update_time(&lr->loop);
+    if (left >= 0) uv_timer_start(&lr->wait_timer, on_wait, ms(left) + 1, 0);
+    int alive = uv_run(&lr->loop, UV_RUN_ONCE);
+    uv_timer_stop(&lr->wait_timer);
+    if (!p || !alive) break;
+  }
+  r->running--;
+  guard_off(&g);
+  return p ? p->finished : true;
+}
+
+static int lr_backend_fd(sb_runner *r) {
+  sb_err e;
+  if (loop_init(LR(r), &e) != 0) return -1;
+  return uv_backend_fd(&LR(r)->loop);
+}
+
+static int lr_backend_timeout(sb_runner *r) {
+  local *lr = LR(r);
+  if (!lr->loop_ready || !sb_runner_live(r, false)) return -1; /* libuv says 0 for an idle loop */
+  uv_update_time(&lr->loop);
+  return uv_backend_timeout(&lr->loop);
+}
+
+static void lr_close(sb_runner *r) {
+  local *lr = LR(r);
+  if (lr->loop_ready) {
+    for (sb_proc *p = r->procs; p; p = p->next)
+      if (!p->finished) lp_kill(p, SIGTERM);
+    double limit = sb_now() + lr->cfg.grace + lr->cfg.drain + 5;
+    while (sb_runner_live(r, false) > 0 && sb_now() < limit) lr_run(r, NULL, 0.05);
+    for (sb_proc *p = r->procs; p; p = p->next)
+      if (!p->finished) { /* should not happen: make sure anyway */
+        tree_signal(LP(p), SIGKILL);
+        finish(LP(p));
+      }
+    uv_close((uv_handle_t *)&lr->wait_timer, NULL);
+    uv_run(&lr->loop, UV_RUN_DEFAULT); /* completes every close */
+    uv_loop_close(&lr->loop);
+    munmap(lr->stack, SB_SPAWN_STACK);
+    close(lr->devnull);
+  }
+  /* what the binding still holds stays readable; freed on release */
+  sb_proc *p = r->procs;
+  while (p) {
+    sb_proc *next = p->next;
+    LP(p)->lr = NULL;
+    p->runner = NULL;
+    p->next = NULL;
+    if (p->released) proc_free(LP(p));
+    p = next;
+  }
+  sb_mem m = lr->mem;
+  sb_free(&m, lr, sizeof *lr);
+}
+
+static const sb_runner_ops local_ops = {
+    .start = lr_start,
+    .run = lr_run,
+    .backend_fd = lr_backend_fd,
+    .backend_timeout = lr_backend_timeout,
+    .close = lr_close,
+    .kill = lp_kill,
+    .write = lp_write,
+    .close_stdin = lp_close_stdin,
+    .pop = lp_pop,
+    .stream_done = lp_stream_done,
+    .wait_begin = lp_wait_begin,
+    .wait_end = lp_wait_end,
+    .release = lp_release,
+};
+
+sb_runner *sb_local_runner(const sb_mem *m, const sb_local_config *cfg, sb_err *e) {
+  local *lr = sb_malloc(m, sizeof *lr);
+  if (!lr) {
+    sb_fail(e, SB_ENOSPC, "out of memory");
+    return NULL;
+  }
+  memset(lr, 0, sizeof *lr);
+  lr->base.ops = &local_ops;
+  lr->base.grace = cfg->grace;
+  lr->cfg = *cfg;
+  lr->mem = *m;
+  lr->devnull = -1;
+  return &lr->base;
+}

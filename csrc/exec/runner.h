@@ -1,0 +1,105 @@
+/* The runner interface: what the Lua binding (lua/exec.c, lua/process.c)
+ * drives to run commands. A runner starts commands and pumps their I/O;
+ * every runner's processes share sb_proc's fields, which are the result of
+ * SPEC §5. The local runner (exec/local.c) spawns children on this host
+ * over any backend that gives it a tree (sb_backend_cmd); a remote runner
+ * slots in beside it by implementing these operations.
+ *
+ * A process ends when its leader has exited and its output is drained; then
+ * whatever is left of its tree is killed. Timeouts and kills send SIGTERM to
+ * the whole tree, then SIGKILL after the runner's grace period. */
+#ifndef SB_EXEC_RUNNER_H
+#define SB_EXEC_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/err.h"
+#include "base/mem.h"
+#include "base/path.h"
+#include "exec/outbuf.h"
+
+enum { SB_OUT = 0, SB_ERR = 1 };
+
+typedef struct sb_runner sb_runner;
+typedef struct sb_proc sb_proc;
+
+/* Called from inside the runner's loop (never re-entered). */
+typedef struct sb_runner_hooks {
+  void (*on_data)(sb_proc *p, int stream, const char *buf, size_t len);
+  void (*on_exit)(sb_proc *p);
+  void *ud;
+} sb_runner_hooks;
+
+/* One command to start. */
+typedef struct sb_cmd {
+  char *const *argv;       /* argv[0] is the program: with '/', as is; else searched */
+  char *const *envp;       /* the whole environment */
+  const char *path;        /* PATH to search argv[0] in */
+  const sb_path *cwd;      /* working directory, an agent path already checked */
+  const char *stdin_data;  /* written then closed; NULL = none */
+  size_t stdin_len;
+  bool keep_stdin;         /* background: leave stdin open for writes */
+  bool background;
+  bool queue[2];           /* background: keep stdout / stderr for h:read */
+  double timeout;          /* seconds, <= 0 = none */
+  bool cwd_failed;         /* out: start failed on the working directory */
+} sb_cmd;
+
+/* The result fields every runner fills, and the state the binding reads. */
+struct sb_proc {
+  const struct sb_runner_ops *ops; /* valid for the process's whole life */
+  sb_runner *runner; /* NULL once the runner closed (the result stays readable) */
+  sb_proc *next;
+  unsigned id;       /* small and stable: 1, 2, ... per runner */
+  pid_t pid;
+  bool background;
+  bool queued[2];    /* stream kept for h:read (else: to a callback, or nowhere) */
+  bool exited, finished, timed_out, output_incomplete, oom, pids_hit, released;
+  int kill_sig;      /* the strongest signal the sandbox sent (0 = none) */
+  int status;        /* waitpid encoding; -1 = lost (reaped by someone else) */
+  double t0, t_end;  /* monotonic seconds */
+  sb_outbuf cap[2];  /* what the result keeps: head and tail */
+  uint64_t qdropped[2]; /* bytes that went past the h:read queue (see proc docs) */
+  void *ud;          /* the binding's */
+};
+
+typedef struct sb_runner_ops {
+  sb_proc *(*start)(sb_runner *r, sb_cmd *cmd, sb_err *e);
+  /* Run the loop until p finishes (p = NULL: one turn) or `timeout` seconds
+   * pass (< 0: no limit, 0: do not block). Returns whether p finished. */
+  bool (*run)(sb_runner *r, sb_proc *p, double timeout);
+  /* For a host's own poller: an fd that turns readable when the loop has
+   * work, and the milliseconds until its next timer (-1: none). */
+  int (*backend_fd)(sb_runner *r);
+  int (*backend_timeout)(sb_runner *r);
+  /* Kill every process (TERM, grace, KILL), wait for them, free the runner.
+   * Processes not yet released stay readable (detached). */
+  void (*close)(sb_runner *r);
+  void (*kill)(sb_proc *p, int sig); /* SIGKILL: at once; others: KILL after grace */
+  int (*write)(sb_proc *p, const char *data, size_t len); /* 0 or -errno */
+  void (*close_stdin)(sb_proc *p);
+  /* Next queued chunk of a stream (false: none); valid until the loop runs. */
+  bool (*pop)(sb_proc *p, int stream, const char **data, size_t *len);
+  bool (*stream_done)(sb_proc *p, int stream); /* EOF and nothing queued */
+  /* Someone waits for p's result: a full queue no longer holds it back. */
+  void (*wait_begin)(sb_proc *p);
+  void (*wait_end)(sb_proc *p);
+  /* The binding is done with p: freed once it has finished. */
+  void (*release)(sb_proc *p);
+} sb_runner_ops;
+
+struct sb_runner {
+  const sb_runner_ops *ops;
+  sb_runner_hooks hooks;
+  sb_proc *procs;  /* newest first */
+  unsigned next_id;
+  int running;     /* a turn of the loop is in progress: not reentrant */
+  double grace;    /* seconds from SIGTERM to SIGKILL */
+};
+
+/* Processes not finished yet (background ones only, when asked). */
+int sb_runner_live(const sb_runner *r, bool background_only);
+
+#endif

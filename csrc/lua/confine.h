@@ -1,0 +1,17 @@
+/* The confinement part of a sandbox (lua/confine.c): reads the confinement
+ * options, sets the layers up once (confine/confine.c) and publishes
+ * sb.confinement, one field per layer. The command and network parts find
+ * it with sb_lua_confine. */
+#ifndef SB_LUA_CONFINE_H
+#define SB_LUA_CONFINE_H
+
+#include "confine/confine.h"
+#include "lua/object.h"
+
+/* Set up from the normalised options at opts and publish sb.confinement
+ * on the userdata at ud. 0, or -1 with e: the sandbox must not be made. */
+int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e);
+/* The sandbox's confinement, or NULL (it has no commands). */
+sb_confine *sb_lua_confine(const sb_sandbox *sb);
+
+#endif

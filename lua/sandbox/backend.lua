@@ -1,0 +1,41 @@
+-- What every backend's constructor does: check the options strictly
+-- against the backend's schema plus the parts it has (policy and network
+-- always, commands and confinement when it runs them), normalise, make the
+-- sandbox in C, publish what the parts show. A backend's module
+-- (virtual.lua, container.lua) calls define() with its own options.
+local core = require "sandbox.core"
+local options = require "sandbox.options"
+local policy = require "sandbox.policy"
+local exec = require "sandbox.exec"
+local confine = require "sandbox.confine"
+local net = require "sandbox.net"
+
+local M = {}
+
+--- A constructor for backend `kind` (core[kind] in C). spec: options (its
+--- own schema), required (keys), commands (true: exec and confinement
+--- options too). The constructor returns the sandbox, or nil, msg, code.
+function M.define(kind, spec)
+  local who = "sandbox." .. kind
+  local parts = { policy.options, net.options, spec.options }
+  if spec.commands then
+    parts[#parts + 1] = exec.options
+    parts[#parts + 1] = confine.options
+  end
+  local schema = options.schema(table.unpack(parts))
+  local make = core[kind]
+  return {
+    schema = schema,
+    new = function(opts)
+      local o = options.check(who, opts, schema, spec.required)
+      o = net.normalize(who, o)
+      if spec.commands then o = exec.normalize(o) end
+      local sb, msg, code = make(o)
+      if not sb then return nil, msg, code end
+      net.publish(sb, o)
+      return sb
+    end,
+  }
+end
+
+return M
