@@ -94,14 +94,19 @@ embed: $(BUILD)/examples/embed-host
 	$(BUILD)/examples/embed-host examples/embed/game.lua 64
 
 # C test hosts used by the specs
-TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper $(BUILD)/test/probe
+TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper $(BUILD)/test/probe \
+           $(BUILD)/test/attack $(BUILD)/test/no_ns $(BUILD)/test/seccomp_eval
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iexamples/embed -o $@ $< -llua5.4 -lm
-# runs inside confined sandboxes: no sanitizer runtime (it would need /proc)
-$(BUILD)/test/probe: spec/c/probe.c
+# run inside confined sandboxes, or as test hosts: no sanitizer runtime
+$(BUILD)/test/probe $(BUILD)/test/attack $(BUILD)/test/no_ns: $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -o $@ $<
+# the seccomp filter builder, evaluated off the kernel
+$(BUILD)/test/seccomp_eval: spec/c/seccomp_eval.c csrc/confine/seccomp.c csrc/confine/seccomp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/seccomp_eval.c csrc/confine/seccomp.c
 all: $(TESTBIN)
 
 test: $(MODULE) $(TESTBIN)

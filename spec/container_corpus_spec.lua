@@ -276,7 +276,7 @@ describe("ContainerSandbox construction", function()
       { {}, "option 'base_dir' is required" },
       { { base_dir = "/tmp", mode = "x" }, "'mode' must be one of rw, r, w" },
       { { base_dir = "/tmp", resolver = "magic" }, "'resolver' must be one of" },
-      { { base_dir = "/tmp", read_roots = "/usr" }, "read_roots must be an array" },
+      { { base_dir = "/tmp", read_roots = "/usr" }, "option 'read_roots' must be an array of strings" },
       { { base_dir = "/tmp", max_disk_usage = "big" }, "'max_disk_usage'" },
       { { base_dir = "/tmp", files = {} }, "unknown option 'files'" },
     } do

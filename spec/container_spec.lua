@@ -7,12 +7,16 @@ local sh = require "support.sh"
 
 local function code_of(...) return select(3, ...) end
 
+-- The process's open descriptors, as "fd -> target" lines (so a failure
+-- shows which one appeared).
 local function open_fds()
   collectgarbage()
   collectgarbage()
-  local n = 0
-  for _ in sh.popen("ls /proc/" .. sh.pid() .. "/fd"):lines() do n = n + 1 end
-  return n
+  local t = {}
+  for l in sh.popen("cd /proc/" .. sh.pid() .. "/fd && for f in *; do echo \"$f -> $(readlink $f)\"; done"):lines() do
+    t[#t + 1] = (l:gsub("pipe:%[%d+%]", "pipe")) -- (this listing's own pipe is new each time)
+  end
+  return table.concat(t, "\n")
 end
 
 for _, be in ipairs(backends.containers()) do

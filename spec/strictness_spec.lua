@@ -156,3 +156,73 @@ describe("messages", function()
     assert.is_nil(r.content:find("%.lua:%d+"), r.content)
   end)
 end)
+
+-- Found while attacking the confinement: options that used to be cut,
+-- wrapped or read as their opposite. Each now raises (or binds exactly).
+describe("sandbox and command options", function()
+  local unconfined = os.getenv("SANDBOX_TEST_UNCONFINED") and false or nil -- valgrind: see the Makefile
+  local function container(extra)
+    local o = { base_dir = backends.tmpdir("opts"), confine = unconfined }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    return sandbox.container(o)
+  end
+
+  local refused = {
+    { "a NUL inside a read root (\"/\\0x\" used to serve the host's /)", { read_roots = { "/\0x" } }, "option 'read_roots' element 1 must not contain NUL" },
+    { "a NUL inside a read path", { read_paths = { "/usr\0/x" } }, "option 'read_paths' element 1 must not contain NUL" },
+    { "read_roots with a hole", { read_roots = { "/usr", nil, "/opt" } }, "option 'read_roots' must be an array of strings %(no holes, no other keys%): element 2 is nil" },
+    { "an exec_timeout of math.huge (used to kill at once)", { exec_timeout = math.huge }, "option 'exec_timeout' must be at most a year of seconds" },
+    { "an exec_timeout of 1e19", { exec_timeout = 1e19 }, "option 'exec_timeout' must be at most a year of seconds" },
+    { "an exec_timeout of NaN", { exec_timeout = 0 / 0 }, "option 'exec_timeout' must be a positive number of seconds" },
+    { "a kill_grace of math.huge", { kill_grace = math.huge }, "option 'kill_grace' must be at most a year of seconds" },
+    { "a file_size_limit of 0 (used to mean no limit)", { file_size_limit = 0 }, "option 'file_size_limit' must be at least 1 byte" },
+    { "a tmp_size below 1MB", { confine = { tmp_size = 1000 } }, "option 'confine' tmp_size must be at least 1MB" },
+    { "an unknown confine key", { confine = { namespace = false } }, "unknown key 'namespace' .*did you mean 'namespaces'" },
+  }
+  for _, c in ipairs(refused) do
+    it("refuse " .. c[1], function()
+      raises(function() container(c[2]) end, c[3])
+    end)
+  end
+
+  it("read_file never answers from a root a NUL cut short", function()
+    assert.is_false(pcall(container, { read_roots = { "/\0x" } }))
+    local sb = assert(container())
+    assert.equal("ENOENT", select(3, sb:read_file("etc/shadow")))
+    sb:dispose()
+  end)
+
+  local calls = {
+    { "a timeout of math.huge", function(sb) return sb:exec("true", {}, { timeout = math.huge }) end, "option 'timeout' must be at most a year of seconds" },
+    { "a timeout of 1e19", function(sb) return sb:exec("true", {}, { timeout = 1e19 }) end, "option 'timeout' must be at most a year of seconds" },
+    { "args with a hole (used to run `echo a`)", function(sb) return sb:exec("echo", { "a", nil, "c" }) end, "exec: args must be an array of strings %(no holes, no other keys%): args%[2%] is nil" },
+    { "args with a non-array key", function(sb) return sb:exec("echo", { "a", x = "b" }) end, "args must be an array of strings %(no holes, no other keys%)" },
+    { "a NUL inside an argument", function(sb) return sb:exec("echo", { "a\0b" }) end, "args%[1%] contains a NUL byte" },
+  }
+  for _, c in ipairs(calls) do
+    it("refuse " .. c[1] .. " at the call, running nothing", function()
+      local sb = assert(container())
+      raises(function() c[2](sb) end, c[3])
+      assert.same({}, sb:readdir(".")) -- nothing ran, nothing written
+      sb:dispose()
+    end)
+  end
+
+  it("honour the longest timeout accepted: the command runs to its end", function()
+    local sb = assert(container { exec_timeout = 86400 * 365, kill_grace = 86400 * 365 })
+    local r = assert(sb:exec("sh", { "-c", "sleep 0.2; echo done" }, { timeout = 86400 * 365 }))
+    assert.equal(0, r.exit_code)
+    assert.is_false(r.timed_out)
+    assert.equal("done\n", r.stdout)
+    sb:dispose()
+  end)
+
+  it("bind a file_size_limit of one byte exactly", function()
+    local sb = assert(container { file_size_limit = 1 })
+    local r = assert(sb:exec("sh", { "-c", "printf x > one; printf xy > two" }))
+    assert.equal("x", sb:read_file("one"))
+    assert.equal("x", sb:read_file("two"), "the second byte was written")
+    assert.is_true(r.exit_code ~= 0 or r.signal ~= nil)
+    sb:dispose()
+  end)
+end)

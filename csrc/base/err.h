@@ -30,7 +30,7 @@ typedef enum sb_code {
 typedef struct sb_err {
   sb_code code;
   const char *msg; /* detail; NULL = the code's default text */
-  char dyn[200];   /* storage when the detail is formatted */
+  char dyn[512];   /* storage when the detail is formatted (room for a why-and-what-to-do) */
 } sb_err;
 
 const char *sb_code_name(sb_code c);

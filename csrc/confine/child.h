@@ -1,11 +1,14 @@
 /* The confinement a command applies to itself before execve: the steps the
  * confinement part decided once per sandbox (confine/confine.c), applied in
- * the child by the spawner (exec/spawn.c) in two calls:
+ * the child by the spawner (exec/spawn.c) in three calls:
  *
- *   sb_confine_enter     resource limits, the sandbox's namespaces, the
- *                        unprivileged identity;
+ *   sb_confine_join      the sandbox's namespaces (setns; the PID namespace
+ *                        takes the spawner's second clone to enter);
+ *   sb_confine_enter     resource limits; capabilities dropped for good
+ *                        (securebits, bounding and ambient sets) around the
+ *                        change to the unprivileged identity;
  *   (the spawner ties the child to the host's life: it needs the final uid)
- *   sb_confine_restrict  no_new_privs, Landlock.
+ *   sb_confine_restrict  no_new_privs, Landlock, seccomp (last).
  *
  * Async-signal-safe: the child shares the host's memory (vfork style), so
  * these use raw system calls only. A failure returns the failed step (its
@@ -14,9 +17,13 @@
 #ifndef SB_CONFINE_CHILD_H
 #define SB_CONFINE_CHILD_H
 
+#include <linux/filter.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+
+#include "confine/ns.h"
 
 #define SB_MAX_RLIMITS 8
 
@@ -26,20 +33,32 @@ typedef struct sb_confine_steps {
     int resource;
     struct rlimit lim;
   } rlimits[SB_MAX_RLIMITS];
-  int join_userns_fd; /* setns() into these (the sandbox's network), -1 = stay */
-  int join_netns_fd;
-  bool drop_user;     /* setgroups(0), setgid, setuid */
+  int ns_fds[SB_NS_COUNT]; /* setns() into these, in this order; -1 = stay */
+  int ns_pidfd;            /* or, >= 0: every namespace of this process at once ... */
+  int ns_flags;            /* ... these (CLONE_NEW*) */
+  char view_root[SB_NS_PATH]; /* with a mount view: the root's path in it ("" = none) */
+  bool drop_caps;          /* empty capability sets */
+  bool drop_bounding;      /* ... the bounding set and securebits too (needs CAP_SETPCAP) */
+  int cap_last;            /* highest capability number of this kernel */
+  bool drop_user;          /* setgroups(0), setgid, setuid */
   uid_t uid;
   gid_t gid;
   bool no_new_privs;
   int landlock_ruleset_fd; /* landlock_restrict_self(fd, flags); -1 = none */
   unsigned landlock_flags;
+  const struct sock_fprog *seccomp; /* installed last; NULL = none */
 } sb_confine_steps;
 
 /* Nothing to apply. */
 void sb_confine_steps_init(sb_confine_steps *s);
 
+/* Does the command enter a PID namespace (the spawner's second clone)? */
+static inline bool sb_confine_joins_pid(const sb_confine_steps *s) {
+  return s && (s->ns_fds[SB_NS_PID] >= 0 || (s->ns_pidfd >= 0 && (s->ns_flags & CLONE_NEWPID)));
+}
+
 /* 0, or the failed step (> 0) with errno set. */
+int sb_confine_join(const sb_confine_steps *s);
 int sb_confine_enter(const sb_confine_steps *s);
 int sb_confine_restrict(const sb_confine_steps *s);
 const char *sb_confine_step_name(int step);

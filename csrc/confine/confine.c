@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "confine/landlock.h"
+#include "confine/system.h"
 #include "fs/tree.h"
 
 void sb_confine_init(sb_confine *c) {
@@ -18,6 +20,7 @@ void sb_confine_init(sb_confine *c) {
   c->tmp_parent = -1;
   sb_confine_steps_init(&c->steps);
   sb_limits_init(&c->limits);
+  sb_ns_init(&c->ns);
   c->netns.net = c->netns.user = -1;
 }
 
@@ -93,24 +96,67 @@ static int setup_limits(sb_confine *c, const sb_confine_opts *o, bool root) {
   return 0;
 }
 
-/* Network: the sandbox's own namespace, only a loopback in it. */
-static void setup_network(sb_confine *c, const sb_confine_opts *o, bool root) {
+/* The sandbox's own namespaces and mount view (confine/ns.c), or without
+ * them (namespaces = false, or confine = false) a network namespace alone
+ * when outbound traffic is off. */
+static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root) {
   sb_confine_steps *s = &c->steps;
+  bool own = o->confine && o->namespaces;
+  if (own) {
+    sb_ns_view v = {.root_fd = o->tree.root_fd, .root_path = o->root_path, .ro_fds = o->tree.ro_fds,
+                    .nro = o->tree.nro, .read_paths = o->read_paths, .tmp_size = o->tmp_size,
+                    .network = !o->allow_outbound, .userns = !root};
+    if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0) {
+      c->refuse = true; /* fail closed: no namespaces, no commands */
+      layer(c, "namespaces", false, c->why);
+      layer(c, "mount_view", false, c->why);
+      detail_str(layer(c, "network", false, c->why), "mode", o->allow_outbound ? "allowed" : "none");
+      return;
+    }
+    if (c->ns.pidfd >= 0) { /* all at once through init's pidfd */
+      s->ns_pidfd = c->ns.pidfd;
+      s->ns_flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWPID |
+                    (v.network ? CLONE_NEWNET : 0) | (v.userns ? CLONE_NEWUSER : 0);
+    } else {
+      for (int i = 0; i < SB_NS_COUNT; i++) s->ns_fds[i] = c->ns.fd[i];
+    }
+    sb_ns_netns(&c->ns, &c->nsnet);
+    snprintf(s->view_root, sizeof s->view_root, "%s", o->root_path);
+    sb_layer *l = layer(c, "namespaces", true, NULL);
+    detail_str(l, "own", v.network ? "pid ipc uts cgroup mount net" : "pid ipc uts cgroup mount");
+    detail_int(l, "user", v.userns, SB_DETAIL_BOOL);
+    detail_int(l, "init", c->ns.init, SB_DETAIL_INT);
+    l = layer(c, "mount_view", true, NULL);
+    detail_str(l, "root", o->root_path);
+    detail_str(l, "proc", "own pid namespace, /proc/sys read-only");
+    detail_str(l, "sys", "absent");
+    snprintf(c->tmpdir, sizeof c->tmpdir, "/tmp");
+  } else {
+    const char *why = !o->confine ? "confine = false" : "confine = {namespaces = false}";
+    layer(c, "namespaces", false, why);
+    layer(c, "mount_view", false, why);
+  }
   if (o->allow_outbound) {
     sb_layer *l = layer(c, "network", false, "allow_outbound = true: commands use the host's network");
     detail_str(l, "mode", "allowed");
     return;
   }
-  if (sb_netns_create(&c->netns, !root, c->why, sizeof c->why) != 0) {
-    c->refuse = true; /* no network isolation, no commands */
-    detail_str(layer(c, "network", false, c->why), "mode", "none");
-    return;
+  if (!own) {
+    if (sb_netns_create(&c->netns, !root, c->why, sizeof c->why) != 0) {
+      c->refuse = true; /* no network isolation, no commands */
+      size_t n = strlen(c->why);
+      snprintf(c->why + n, sizeof c->why - n, "; commands cannot be cut off from the network here: "
+               "allow user namespaces, run as root, or set allow_outbound = true to give them the "
+               "host's network");
+      detail_str(layer(c, "network", false, c->why), "mode", "none");
+      return;
+    }
+    s->ns_fds[SB_NS_USER] = c->netns.user;
+    s->ns_fds[SB_NS_NET] = c->netns.net;
   }
-  s->join_userns_fd = c->netns.user;
-  s->join_netns_fd = c->netns.net;
   sb_layer *l = layer(c, "network", true, NULL);
   detail_str(l, "mode", o->allowed_hosts ? "allowed_hosts" : "none");
-  detail_str(l, "namespace", root ? "network" : "user+network");
+  detail_str(l, "namespace", own ? "the sandbox's" : root ? "network" : "user+network");
 }
 
 /* A private temporary directory for the commands (they get TMPDIR): /tmp
@@ -134,17 +180,48 @@ static int make_tmpdir(sb_confine *c, const sb_confine_opts *o) {
   return c->tmp_parent < 0 ? -1 : 0;
 }
 
-/* no_new_privs, Landlock over the file system, signals and abstract unix
- * sockets, and the private TMPDIR: only with confine = true. */
-static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
+/* Capabilities: empty sets; as root (or holding them in the sandbox's user
+ * namespace) the bounding set and securebits too, so nothing can be
+ * regained through execve. */
+static void setup_caps(sb_confine *c, bool root) {
   sb_confine_steps *s = &c->steps;
-  const char *off = "confine = false";
-  if (!o->confine) {
-    layer(c, "no_new_privs", false, off);
-    layer(c, "landlock", false, off);
-    layer(c, "tmpdir", false, off);
+  char buf[16];
+  s->drop_caps = true;
+  s->drop_bounding = root || c->ns.userns;
+  s->cap_last = sb_read_small(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", buf, sizeof buf) > 0 ? atoi(buf) : 40;
+  sb_layer *l = layer(c, "capabilities", true, NULL);
+  detail_str(l, "sets", s->drop_bounding ? "empty (effective, permitted, inheritable, ambient, bounding)"
+                                         : "empty (effective, permitted, inheritable, ambient)");
+}
+
+static void setup_seccomp(sb_confine *c, const sb_confine_opts *o) {
+  char why[160];
+  if (!sb_seccomp_available()) {
+    c->refuse = true;
+    snprintf(c->why, sizeof c->why, "commands are not run: confinement needs seccomp filters, which this "
+             "kernel does not offer; set confine = false to run them unconfined");
+    layer(c, "seccomp", false, c->why);
     return;
   }
+  if (sb_seccomp_build(&c->seccomp, !o->namespaces, why, sizeof why) != 0) {
+    c->refuse = true;
+    snprintf(c->why, sizeof c->why, "commands are not run: %s; set confine = false to run them unconfined", why);
+    layer(c, "seccomp", false, c->why);
+    return;
+  }
+  c->fprog.len = c->seccomp.len;
+  c->fprog.filter = c->seccomp.prog;
+  c->steps.seccomp = &c->fprog;
+  sb_layer *l = layer(c, "seccomp", true, NULL);
+  detail_int(l, "denied", c->seccomp.denied, SB_DETAIL_INT);
+  detail_str(l, "abi", "native only");
+  detail_str(layer(c, "setid_files", true, NULL), "via", "seccomp (chmod, open, mknod modes; xattrs)");
+}
+
+/* no_new_privs, Landlock over the file system, signals and abstract unix
+ * sockets, and the private TMPDIR (without a mount view). */
+static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
+  sb_confine_steps *s = &c->steps;
   s->no_new_privs = true;
   layer(c, "no_new_privs", true, NULL);
   int abi = getenv("SANDBOX_NO_LANDLOCK") ? 0 : sb_landlock_abi(); /* test switch */
@@ -158,7 +235,8 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
     layer(c, "tmpdir", false, "needs Landlock");
     return;
   }
-  if (make_tmpdir(c, o) != 0) {
+  bool view = c->ns.init > 0;
+  if (!view && make_tmpdir(c, o) != 0) {
     c->refuse = true;
     snprintf(c->why, sizeof c->why, "commands are not run: cannot create a private TMPDIR (%s)",
              strerror(errno));
@@ -169,14 +247,27 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   /* read_paths join the system directories commands may read and run */
   const char *rx[SB_MAX_READ_PATHS + 16];
   size_t n = 0, cap = sizeof rx / sizeof *rx - 1;
-  for (size_t i = 0; sb_landlock_system_rx[i] && n < cap; i++) rx[n++] = sb_landlock_system_rx[i];
+  for (size_t i = 0; sb_system_rx[i] && n < cap; i++) rx[n++] = sb_system_rx[i];
   for (size_t i = 0; o->read_paths && o->read_paths[i] && n < cap; i++) rx[n++] = o->read_paths[i];
   rx[n] = NULL;
+  /* with a mount view, its private trees are new: rules need their fds */
+  int fds[5] = {-1, -1, -1, -1, -1}; /* /tmp, /dev/shm, /dev/pts, /proc, / */
+  if (view) {
+    static const char *const vp[5] = {"/tmp", "/dev/shm", "/dev/pts", "/proc", "/"};
+    for (int i = 0; i < 5; i++)
+      if ((fds[i] = sb_ns_open(&c->ns, vp[i])) < 0) {
+        snprintf(c->why, sizeof c->why, "cannot open %s of the mount view: %s", vp[i], strerror(errno));
+        break;
+      }
+  }
   sb_landlock_policy pol = {
       .abi = abi, .deny_tcp = false, /* the namespace already isolates the network */
-      .root_fd = o->tree.root_fd, .ro_fds = o->tree.ro_fds,
-      .nro = o->tree.nro, .rx_paths = rx, .ro_paths = sb_landlock_system_ro, .rw_dir = c->tmpdir};
-  c->ruleset_fd = sb_landlock_build(&pol, c->why, sizeof c->why);
+      .root_fd = o->tree.root_fd, .ro_fds = o->tree.ro_fds, .nro = o->tree.nro, .rx_paths = rx,
+      .ro_paths = sb_system_ro, .dev_paths = sb_system_dev, .rw_dir = view ? NULL : c->tmpdir,
+      .rw_fds = fds, .nrw = view ? 2 : 0, .tty_fd = fds[2], .proc_fd = fds[3], .list_fd = fds[4]};
+  c->ruleset_fd = view && fds[4] < 0 ? -1 : sb_landlock_build(&pol, c->why, sizeof c->why);
+  for (int i = 0; i < 5; i++)
+    if (fds[i] >= 0) close(fds[i]);
   if (c->ruleset_fd < 0) {
     c->refuse = true;
     layer(c, "landlock", false, c->why);
@@ -188,20 +279,21 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   detail_int(l, "abi", abi, SB_DETAIL_INT);
   detail_str(l, "filesystem", "system directories read+execute, the root read+write");
   detail_int(l, "scoped", abi >= 6, SB_DETAIL_BOOL); /* signals and abstract unix sockets */
-  detail_str(l, "proc", "hidden");
-  detail_str(layer(c, "tmpdir", true, NULL), "path", c->tmpdir);
+  l = layer(c, "tmpdir", true, NULL);
+  detail_str(l, "path", c->tmpdir);
+  if (view) detail_int(l, "size", (long long)o->tmp_size, SB_DETAIL_INT);
 }
 
 int sb_confine_setup(sb_confine *c, const sb_confine_opts *o) {
   bool root = geteuid() == 0;
   c->enabled = o->confine;
   if (setup_limits(c, o, root) != 0) return -1;
-  setup_network(c, o, root);
+  if (o->drop_user && !root) {
+    snprintf(c->why, sizeof c->why, "user: dropping to another uid needs the host to run as root");
+    return -1;
+  }
+  setup_namespaces(c, o, root);
   if (o->drop_user) {
-    if (!root) {
-      snprintf(c->why, sizeof c->why, "user: dropping to another uid needs the host to run as root");
-      return -1;
-    }
     c->steps.drop_user = true;
     c->steps.uid = o->uid;
     c->steps.gid = o->gid;
@@ -211,16 +303,31 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o) {
   } else {
     layer(c, "user", false, "not set: commands run as the host's user");
   }
-  if (!c->refuse) setup_landlock(c, o);
-  else if (o->confine) layer(c, "landlock", false, c->why);
+  const char *off = "confine = false";
+  if (!o->confine) {
+    static const char *const none[] = {"capabilities", "seccomp", "setid_files", "no_new_privs",
+                                       "landlock", "tmpdir"};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++) layer(c, none[i], false, off);
+    return 0;
+  }
+  if (c->refuse) {
+    layer(c, "landlock", false, c->why);
+    return 0;
+  }
+  setup_caps(c, root);
+  setup_landlock(c, o);
+  if (!c->refuse) setup_seccomp(c, o);
   return 0;
 }
 
 const sb_netns *sb_confine_netns(const sb_confine *c) {
-  return !c->refuse && c->netns.net >= 0 ? &c->netns : NULL;
+  if (c->refuse) return NULL;
+  if (c->ns.init > 0) return c->ns.fd[SB_NS_NET] >= 0 ? &c->nsnet : NULL;
+  return c->netns.net >= 0 ? &c->netns : NULL;
 }
 
 void sb_confine_release(sb_confine *c) {
+  sb_ns_close(&c->ns); /* the init: everything in the namespace goes with it */
   sb_limits_close(&c->limits);
   sb_netns_close(&c->netns);
   if (c->ruleset_fd >= 0) close(c->ruleset_fd);

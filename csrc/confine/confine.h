@@ -2,11 +2,15 @@
  * applies to itself before execve, decided once when the sandbox is made.
  *
  * Layers: resource limits and the cgroups holding each command's tree
- * (confine/limits.c), the sandbox's network namespace when outbound traffic
- * is not allowed (confine/netns.c), a privilege drop, no_new_privs,
- * Landlock (confine/landlock.c) and a private TMPDIR. The result is a set
- * of child steps (confine/child.h) the runner applies per command, and a
- * report: one entry per layer, enforced or why not.
+ * (confine/limits.c); the sandbox's own namespaces — PID, IPC, UTS,
+ * cgroup, mount with a minimal view, network, and user when the host is
+ * not root — held by an init (confine/ns.c), or without them
+ * (namespaces = false) only a network namespace (confine/netns.c);
+ * empty capability sets; a privilege drop; no_new_privs; Landlock
+ * (confine/landlock.c) as a second layer over the view; a seccomp baseline
+ * (confine/seccomp.c); a private /tmp. The result is a set of child steps
+ * (confine/child.h) the runner applies per command, and a report: one
+ * entry per layer, enforced or why not.
  *
  * A sandbox that cannot confine as asked refuses to run commands (fail
  * closed) and says what is missing. A new layer: confine/<layer>.c and .h,
@@ -21,12 +25,17 @@
 #include "confine/child.h"
 #include "confine/limits.h"
 #include "confine/netns.h"
+#include "confine/ns.h"
+#include "confine/seccomp.h"
 #include "fs/backend.h"
 
 #define SB_MAX_READ_PATHS 32 /* read_paths entries */
 
 typedef struct sb_confine_opts {
-  bool confine;          /* Landlock + no_new_privs + private TMPDIR */
+  bool confine;          /* every layer below; false: limits, network and tree kill only */
+  bool namespaces;       /* the sandbox's own namespaces and mount view */
+  uint64_t tmp_size;     /* bytes of the private /tmp (mount view) */
+  const char *root_path; /* the root's real absolute path (sb.cwd) */
   bool allow_outbound;   /* false: no network */
   bool allowed_hosts;    /* outbound only through the allowlist proxy */
   sb_limit_values limits; /* cgroups (memory, pids, cpu) */
@@ -59,11 +68,15 @@ typedef struct sb_confine {
   sb_confine_steps steps;
   sb_limits limits;
   int ruleset_fd;      /* Landlock, -1 = none */
-  sb_netns netns;      /* the commands' network when outbound is off */
+  sb_ns ns;            /* the sandbox's namespaces (namespaces = true) */
+  sb_netns netns;      /* the commands' network when outbound is off (no namespaces) */
+  sb_netns nsnet;      /* ... or the sandbox namespaces' network, as the agent joins it */
+  sb_seccomp seccomp;
+  struct sock_fprog fprog;
   int landlock_abi;
   bool enabled;        /* the confine option */
   bool refuse;         /* commands fail closed with ENOTSUP */
-  char why[240];       /* what is missing */
+  char why[512];       /* what is missing, and what to do */
   char tmpdir[512];    /* private TMPDIR, "" = none */
   int tmp_parent;      /* for its removal */
   char tmp_name[64];

@@ -60,19 +60,6 @@ struct ll_path_beneath_attr {
 /* Rights a rule on a file (not a directory) may carry. */
 #define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 
-const char *const sb_landlock_system_rx[] = {
-    "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", NULL};
-
-const char *const sb_landlock_system_ro[] = {
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
-    "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
-    "/etc/gai.conf", "/etc/localtime", "/etc/timezone", "/etc/ssl", "/etc/ca-certificates",
-    "/etc/ca-certificates.conf", "/etc/mime.types", "/etc/protocols", "/etc/services",
-    "/etc/os-release", "/etc/debian_version", "/etc/lsb-release", "/etc/locale.alias",
-    "/etc/inputrc", "/etc/terminfo", "/etc/magic", "/etc/python3", "/etc/alternatives",
-    "/etc/bash.bashrc", "/etc/profile", "/etc/shells", "/etc/mailcap", "/etc/xdg",
-    "/usr/share/zoneinfo", "/dev/urandom", "/dev/random", "/dev/zero", "/dev/full", NULL};
-
 int sb_landlock_abi(void) {
   long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
   return v > 0 ? (int)v : 0;
@@ -141,9 +128,19 @@ int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen) {
     if (add_path(rs, pol->rx_paths[i], rx, fs) != 0) what = pol->rx_paths[i];
   for (size_t i = 0; !what && pol->ro_paths && pol->ro_paths[i]; i++)
     if (add_path(rs, pol->ro_paths[i], ro, fs) != 0) what = pol->ro_paths[i];
-  if (!what && add_path(rs, "/dev/null", LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE, fs) != 0)
-    what = "/dev/null";
+  const uint64_t dev = LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE;
+  for (size_t i = 0; !what && pol->dev_paths && pol->dev_paths[i]; i++)
+    if (add_path(rs, pol->dev_paths[i], dev, fs) != 0) what = pol->dev_paths[i];
   if (!what && pol->rw_dir && add_path(rs, pol->rw_dir, rw, fs) != 0) what = pol->rw_dir;
+  for (size_t i = 0; !what && i < pol->nrw; i++)
+    if (add_fd(rs, pol->rw_fds[i], rw, fs) != 0) what = "a private directory of the mount view";
+  /* terminals: ioctl too (ABI 5 handles device ioctls) */
+  if (!what && pol->tty_fd >= 0 && add_fd(rs, pol->tty_fd, ro | dev | LL_FS_IOCTL_DEV, fs) != 0)
+    what = "/dev/pts";
+  if (!what && pol->proc_fd >= 0 && add_fd(rs, pol->proc_fd, ro | LL_FS_WRITE_FILE, fs) != 0)
+    what = "/proc";
+  /* the mount view holds only what commands may see: listing it is fine */
+  if (!what && pol->list_fd >= 0 && add_fd(rs, pol->list_fd, LL_FS_READ_DIR, fs) != 0) what = "/";
   if (what) {
     snprintf(why, whylen, "cannot add a Landlock rule for %s: %s", what, strerror(errno));
     close(rs);

@@ -16,7 +16,13 @@ typedef struct sb_landlock_policy {
   size_t nro;
   const char *const *rx_paths; /* read + execute, NULL-terminated; missing skipped */
   const char *const *ro_paths; /* read only, NULL-terminated; missing skipped */
-  const char *rw_dir;          /* a private temporary directory, may be NULL */
+  const char *const *dev_paths; /* devices read + write (no ioctl), NULL-terminated */
+  const char *rw_dir;          /* a private temporary directory (no mount view), may be NULL */
+  const int *rw_fds;           /* the mount view's private trees (/tmp, /dev/shm): read, write */
+  size_t nrw;
+  int tty_fd;                  /* the view's /dev/pts: read, write, ioctl; -1 = none */
+  int proc_fd;                 /* the view's /proc: read, write files; -1 = none */
+  int list_fd;                 /* the view's root: directories below may be listed; -1 = none */
 } sb_landlock_policy;
 
 /* 0 when Landlock is missing (not built in, or disabled at boot). */
@@ -24,11 +30,5 @@ int sb_landlock_abi(void);
 
 /* Build the ruleset; returns its fd (O_CLOEXEC) or -1 with why. */
 int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen);
-
-/* The default read + execute and read-only system paths: /usr and the
- * library and binary directories; from /etc only what programs need to run
- * (so /etc/shadow and friends stay unreadable even to a root child). */
-extern const char *const sb_landlock_system_rx[];
-extern const char *const sb_landlock_system_ro[];
 
 #endif

@@ -66,7 +66,14 @@ typedef struct lproc {
 
 /* libuv counts in whole milliseconds of loop time: round up, and one more,
  * so a deadline never fires early. */
-static uint64_t ms(double s) { return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.999) + 1; }
+/* Seconds to a timer's milliseconds. The Lua options bound timeouts to a
+ * year; an embedding C host may pass anything, and casting inf, NaN or 1e19
+ * to an integer is undefined (it gave 0: an instant kill), so past ~30 000
+ * years the answer is simply "that long". */
+static uint64_t ms(double s) {
+  if (!(s < 1e12)) return s > 0 || s != s ? UINT64_C(1) << 50 : 0;
+  return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.999) + 1;
+}
 
 /* Writing to a child's stdin after it exited raises SIGPIPE, which would
  * kill the host. Block it in this thread around the loop and writes, and
@@ -529,12 +536,12 @@ static int loop_init(local *lr, sb_err *e) {
     sb_failf(e, SB_EIO, "cannot create an event loop: %s", uv_strerror(r));
     return -1;
   }
-  lr->stack = mmap(NULL, SB_SPAWN_STACK, PROT_READ | PROT_WRITE,
+  lr->stack = mmap(NULL, 2 * SB_SPAWN_STACK, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   lr->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (lr->stack == MAP_FAILED || lr->devnull < 0) {
     sb_fail_errno(e, lr->devnull < 0 ? errno : ENOMEM);
-    if (lr->stack != MAP_FAILED) munmap(lr->stack, SB_SPAWN_STACK);
+    if (lr->stack != MAP_FAILED) munmap(lr->stack, 2 * SB_SPAWN_STACK);
     if (lr->devnull >= 0) close(lr->devnull);
     lr->stack = NULL;
     lr->devnull = -1;
@@ -554,7 +561,8 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     return NULL;
   }
   if (loop_init(lr, e) != 0) return NULL;
-  int cwdfd = fs->be->cmd->open_cwd(fs, cmd->cwd, e);
+  char rel[SB_PATH_MAX + 1];
+  int cwdfd = fs->be->cmd->open_cwd(fs, cmd->cwd, rel, sizeof rel, e);
   if (cwdfd < 0) {
     cmd->cwd_failed = true;
     return NULL;
@@ -584,7 +592,7 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
   int fds[6] = {-1, -1, -1, -1, -1, -1}; /* in r/w, out r/w, err r/w */
   sb_spawn_req req = {.file = cmd->argv[0], .argv = cmd->argv, .envp = cmd->envp, .path = cmd->path,
-                      .cwd_fd = cwdfd, .steps = lr->cfg.steps, .stack = lr->stack,
+                      .cwd_fd = cwdfd, .cwd_rel = rel, .steps = lr->cfg.steps, .stack = lr->stack,
                       .no_pidfd = lr->cfg.no_pidfd};
   if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
     sb_fail_errno(e, errno);
@@ -717,7 +725,7 @@ static void lr_close(sb_runner *r) {
     uv_close((uv_handle_t *)&lr->wait_timer, NULL);
     uv_run(&lr->loop, UV_RUN_DEFAULT); /* completes every close */
     uv_loop_close(&lr->loop);
-    munmap(lr->stack, SB_SPAWN_STACK);
+    munmap(lr->stack, 2 * SB_SPAWN_STACK);
     close(lr->devnull);
   }
   /* what the binding still holds stays readable; freed on release */

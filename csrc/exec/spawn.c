@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -21,6 +22,9 @@
 #endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
 #endif
 
 /* In a child: close every descriptor above 2 but keep1 and keep2 (-1: none).
@@ -44,8 +48,10 @@ SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) {
 /* The failed step travels back through a close-on-exec pipe (EOF = the
  * command runs): it works whether or not the child shares our memory
  * (valgrind, for one, turns a vfork-like clone into a fork). */
-static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "pdeathsig", "exec"};
-enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_PDEATHSIG, ST_EXEC, ST_CONFINE = 100 };
+static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "pdeathsig", "exec",
+                                          "entering the PID namespace"};
+enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_PDEATHSIG, ST_EXEC, ST_CLONE2, ST_CONFINE = 100,
+       ST_COMMAND = 1000 /* not a failure: the command's pid, from the first child */ };
 
 typedef struct child_ctx {
   const sb_spawn_req *req;
@@ -54,14 +60,20 @@ typedef struct child_ctx {
   char pathbuf[PATH_MAX + NAME_MAX + 2];
 } child_ctx;
 
+/* What a child says through the error pipe. */
+typedef struct child_msg {
+  int err, step;
+  pid_t pid;
+} child_msg;
+
 /* Everything below runs in the child: raw system calls only (no malloc, no
  * locks, no glibc set*id broadcast: the address space is the host's). It
  * runs on its own small stack (SB_CHILD_FN). */
 #define CHILD SB_CHILD_FN
 
 CHILD static _Noreturn void child_fail(child_ctx *c, int step) {
-  int msg[2] = {errno, step};
-  ssize_t w = write(c->errfd, msg, sizeof msg);
+  child_msg m = {errno, step, 0};
+  ssize_t w = write(c->errfd, &m, sizeof m);
   (void)w;
   _exit(127);
 }
@@ -96,10 +108,32 @@ CHILD static void exec_search(child_ctx *c, const sb_spawn_req *r) {
   errno = seen_eacces ? EACCES : ENOENT;
 }
 
-CHILD static int child_main(void *arg) {
+/* The working directory in the command's mount view: the root's path
+ * there, then the path beneath it the host resolved (still beneath). */
+CHILD static int view_cwd(const sb_confine_steps *s, const char *rel) {
+  int root = open(s->view_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return -1;
+  int fd = root;
+  if (rel && rel[0]) {
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
+    if (fd < 0 && errno == ENOSYS) fd = openat(root, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
+  int r = fd < 0 ? -1 : fchdir(fd);
+  if (fd >= 0 && fd != root) close(fd);
+  close(root);
+  return r;
+}
+
+/* The command itself: set up, confine, exec. */
+CHILD static int command_main(void *arg) {
   child_ctx *c = arg;
   const sb_spawn_req *r = c->req;
   const sb_confine_steps *s = r->steps;
+  bool in_pidns = sb_confine_joins_pid(s);
 
   /* Handlers of the host must never run here; ignored signals are reset. */
   struct sigaction dfl;
@@ -112,18 +146,25 @@ CHILD static int child_main(void *arg) {
     if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) sigaction(sig, &dfl, NULL);
   }
   if (setsid() < 0) FAIL(c, ST_SETSID);
-  for (int i = 0; i < SB_MAX_CGROUPS; i++)
+  for (int i = 0; !in_pidns && i < SB_MAX_CGROUPS; i++) /* else joined by the first child */
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
   if (dup2(r->stdin_fd, 0) < 0 || dup2(r->stdout_fd, 1) < 0 || dup2(r->stderr_fd, 2) < 0)
     FAIL(c, ST_STDIO);
-  if (r->cwd_fd >= 0 && fchdir(r->cwd_fd) != 0) FAIL(c, ST_CWD);
   int step;
+  if (!in_pidns && s && (step = sb_confine_join(s)) != 0) FAIL(c, ST_CONFINE + step);
+  if (s && s->view_root[0]) {
+    if (view_cwd(s, r->cwd_rel) != 0) FAIL(c, ST_CWD);
+  } else if (r->cwd_fd >= 0 && fchdir(r->cwd_fd) != 0) {
+    FAIL(c, ST_CWD);
+  }
   if (s && (step = sb_confine_enter(s)) != 0) FAIL(c, ST_CONFINE + step);
   /* a host that dies without disposing (SIGKILL, a crash) takes the leader
    * with it; the rest of its tree then has no parent to hold on to. After
    * the identity change, which would clear it; checked against the host
-   * having died already. */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != c->host) FAIL(c, ST_PDEATHSIG);
+   * having died already (in a PID namespace the parent outside shows as 0,
+   * and the namespace's init dies with the host anyway). */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (in_pidns ? 0 : c->host))
+    FAIL(c, ST_PDEATHSIG);
   if (s && (step = sb_confine_restrict(s)) != 0) FAIL(c, ST_CONFINE + step);
   /* No descriptor of the host survives: Landlock does not cover files
    * opened before it, so this is part of the confinement too. Only the
@@ -134,6 +175,27 @@ CHILD static int child_main(void *arg) {
   sigprocmask(SIG_SETMASK, &none, NULL);
   exec_search(c, r);
   FAIL(c, ST_EXEC);
+}
+
+/* The first child. Joining a PID namespace places only one's children in
+ * it: this child joins the sandbox's namespaces (its cgroups first, while
+ * it still sees the host's), then makes the command as a child of the host
+ * (CLONE_PARENT) inside them, says its pid, and ends. */
+CHILD static int child_main(void *arg) {
+  child_ctx *c = arg;
+  const sb_spawn_req *r = c->req;
+  if (!sb_confine_joins_pid(r->steps)) return command_main(arg);
+  for (int i = 0; i < SB_MAX_CGROUPS; i++)
+    if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
+  int step = sb_confine_join(r->steps);
+  if (step != 0) FAIL(c, ST_CONFINE + step);
+  pid_t pid = clone(command_main, (char *)r->stack + 2 * SB_SPAWN_STACK,
+                    CLONE_VM | CLONE_VFORK | CLONE_PARENT, c);
+  if (pid < 0) FAIL(c, ST_CLONE2);
+  child_msg m = {0, ST_COMMAND, pid};
+  ssize_t w = write(c->errfd, &m, sizeof m);
+  (void)w;
+  _exit(0);
 }
 
 int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
@@ -169,19 +231,35 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
     res->step = "clone";
     return -1;
   }
-  int msg[2];
+  /* messages until EOF: a failure, and (in a PID namespace) the command's pid */
+  child_msg m, fail = {0, -1, 0};
+  pid_t command = -1;
   ssize_t n;
-  while ((n = read(ep[0], msg, sizeof msg)) < 0 && errno == EINTR) {}
+  for (;;) {
+    while ((n = read(ep[0], &m, sizeof m)) < 0 && errno == EINTR) {}
+    if (n != (ssize_t)sizeof m) break;
+    if (m.step == ST_COMMAND) command = m.pid;
+    else if (fail.step < 0) fail = m;
+  }
   close(ep[0]);
-  if (n == (ssize_t)sizeof msg) { /* the child failed before exec and exited */
-    int status;
-    while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR) {}
+  bool two = sb_confine_joins_pid(req->steps);
+  if (two) { /* the first child has ended: reap it; the command is ours to watch */
+    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
     if (pidfd >= 0 && !req->no_pidfd) close(pidfd);
-    res->err = msg[0];
-    res->step = msg[1] >= ST_CONFINE ? sb_confine_step_name(msg[1] - ST_CONFINE)
-                : (unsigned)msg[1] < sizeof steps_names / sizeof *steps_names ? steps_names[msg[1]] : "spawn";
+    pidfd = -1;
+    pid = command;
+    if (pid < 0 && fail.step < 0) fail = (child_msg){ECHILD, ST_CLONE2, 0};
+  }
+  if (fail.step >= 0) { /* a child failed before exec and exited */
+    if (pid > 0)
+      while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
+    if (pidfd >= 0 && !req->no_pidfd) close(pidfd);
+    res->err = fail.err;
+    res->step = fail.step >= ST_CONFINE ? sb_confine_step_name(fail.step - ST_CONFINE)
+                : (unsigned)fail.step < sizeof steps_names / sizeof *steps_names ? steps_names[fail.step] : "spawn";
     return -1;
   }
+  if (two && !req->no_pidfd) pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   res->pid = pid;
   res->pidfd = req->no_pidfd ? -1 : pidfd;
   return 0;

@@ -23,11 +23,12 @@ typedef struct sb_spawn_req {
   char *const *argv;
   char *const *envp; /* the child's whole environment */
   const char *path;  /* PATH for the search (from envp; the binding always gives one) */
-  int cwd_fd;        /* the child starts here (fchdir), -1 = inherit */
+  int cwd_fd;        /* the child starts here (fchdir), -1 = inherit ... */
+  const char *cwd_rel; /* ... or, in a mount view (steps->view_root), at this path beneath the root */
   int stdin_fd, stdout_fd, stderr_fd; /* child ends of the pipes */
   int cgroup_procs_fds[SB_MAX_CGROUPS]; /* write "0" to each to join; -1 = none */
   const sb_confine_steps *steps;      /* NULL = none */
-  void *stack;       /* child stack, SB_SPAWN_STACK bytes, reused by the caller */
+  void *stack;       /* two child stacks, 2 * SB_SPAWN_STACK bytes, reused by the caller */
   bool no_pidfd;     /* test switch: spawn without CLONE_PIDFD */
 } sb_spawn_req;
 

@@ -87,8 +87,10 @@ typedef struct sb_cmd_tree {
 } sb_cmd_tree;
 
 typedef struct sb_backend_cmd {
-  /* An O_PATH directory fd for a command's working directory p. */
-  int (*open_cwd)(sb_fs *fs, const sb_path *p, sb_err *e);
+  /* An O_PATH directory fd for a command's working directory p (a final
+   * symlink followed while it stays inside), and in `rel` where it really
+   * is beneath the root (for a command in a mount view). */
+  int (*open_cwd)(sb_fs *fs, const sb_path *p, char *rel, size_t cap, sb_err *e);
   /* The trees a command sees (fds stay owned by the backend). */
   void (*tree)(sb_fs *fs, sb_cmd_tree *out);
   /* A command ran: whatever the backend caches about the tree is stale. */

@@ -786,10 +786,23 @@ const char *sb_container_resolver(sb_fs *fs) {
 
 /* ---- commands over the tree ------------------------------------------------ */
 
-static int cmd_open_cwd(sb_fs *fs, const sb_path *p, sb_err *e) {
+static int cmd_open_cwd(sb_fs *fs, const sb_path *p, char *rel, size_t cap, sb_err *e) {
   container *ct = CT(fs);
-  int fd = sb_resolve(&ct->layers[0].res, p->buf, p->len, O_PATH | O_DIRECTORY, 0);
-  if (fd < 0) fail_neg(e, fd);
+  int fd = sb_resolve_dir(&ct->layers[0].res, p->buf, p->len);
+  if (fd < 0) {
+    fail_neg(e, fd);
+    return -1;
+  }
+  if (p->len == 0) { /* the root itself (the usual case): no path to read back */
+    if (cap) rel[0] = '\0';
+    return fd;
+  }
+  long n = sb_resolve_relpath(&ct->layers[0].res, fd, rel, cap);
+  if (n < 0) {
+    close(fd);
+    fail_neg(e, (int)n);
+    return -1;
+  }
   return fd;
 }
 

@@ -10,6 +10,7 @@
 
 #include "confine/landlock.h"
 #include "confine/limits.h"
+#include "confine/seccomp.h"
 #include "exec/local.h"
 #include "exec/spawn.h"
 #include "fs/resolver.h"
@@ -32,7 +33,7 @@ static int probe_clone(int flags) {
 }
 
 int sb_caps_push(lua_State *L) {
-  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 10);
   lua_pushboolean(L, sb_openat2_available());
   lua_setfield(L, -2, "openat2");
   lua_pushboolean(L, sb_local_have_pidfd());
@@ -45,6 +46,12 @@ int sb_caps_push(lua_State *L) {
   lua_setfield(L, -2, "userns");
   lua_pushboolean(L, probe_clone(CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER)));
   lua_setfield(L, -2, "netns");
+  /* the set a confined sandbox makes for itself (confine/ns.c) */
+  lua_pushboolean(L, probe_clone(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+                                 CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER)));
+  lua_setfield(L, -2, "namespaces");
+  lua_pushboolean(L, sb_seccomp_available());
+  lua_setfield(L, -2, "seccomp");
   lua_pushboolean(L, geteuid() == 0);
   lua_setfield(L, -2, "root");
 

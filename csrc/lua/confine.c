@@ -64,6 +64,9 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
   read_paths[n] = NULL;
   sb_confine_opts co = {
       .confine = sb_opt_bool(L, opts, "confine"),
+      .namespaces = sb_opt_bool(L, opts, "namespaces"),
+      .tmp_size = sb_opt_u64(L, opts, "tmp_size"),
+      .root_path = sb->cwd,
       .allow_outbound = sb_opt_bool(L, opts, "allow_outbound"),
       .limits = {.memory = sb_opt_u64_or(L, opts, "memory_limit", 0),
                  .pids = sb_opt_u64_or(L, opts, "pids_limit", 0),

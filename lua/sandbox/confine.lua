@@ -35,7 +35,7 @@ local function user(v)
 end
 
 local function paths(v)
-  return options.string_list(v, "read_paths", function(s)
+  return options.string_list(v, "", function(s)
     if s:sub(1, 1) ~= "/" then return nil, "must be an absolute path" end
     return options.no_nul(s)
   end)
@@ -50,8 +50,45 @@ local function file_size(v)
   return n
 end
 
+-- confine: true (every layer), false (opt out: limits, network and tree
+-- kill only), or a table choosing a weaker or tuned level.
+local CONFINE_KEYS = { namespaces = true, tmp_size = true }
+local function confine(v)
+  if type(v) == "boolean" then return v end
+  if type(v) ~= "table" then return nil, "must be true, false or a table {namespaces =, tmp_size =}" end
+  for k in pairs(v) do
+    if not CONFINE_KEYS[k] then
+      return nil, fmt("has unknown key '%s' (allowed: namespaces, tmp_size)%s", tostring(k),
+        type(k) == "string" and options.suggest(k, CONFINE_KEYS) or "")
+    end
+  end
+  if v.namespaces ~= nil and type(v.namespaces) ~= "boolean" then return nil, "namespaces must be a boolean" end
+  local out = { namespaces = v.namespaces }
+  if v.tmp_size ~= nil then
+    local n, why = options.parse_size(v.tmp_size)
+    if not n then return nil, "tmp_size " .. why end
+    if n < 1024 * 1024 then return nil, "tmp_size must be at least 1MB" end
+    out.tmp_size = n
+  end
+  return out
+end
+
+M.TMP_SIZE = 512 * 1024 * 1024
+
+--- Normalise: confine becomes a boolean, with namespaces and tmp_size
+--- beside it (what the C core reads).
+function M.normalize(o)
+  local c = o.confine
+  if type(c) == "table" then
+    o.confine, o.namespaces, o.tmp_size = true, c.namespaces ~= false, c.tmp_size or M.TMP_SIZE
+  else
+    o.namespaces, o.tmp_size = c, M.TMP_SIZE
+  end
+  return o
+end
+
 M.options = {
-  confine = { check = C.boolean, default = true },
+  confine = { check = confine, default = true },
   allow_outbound = { check = C.boolean, default = false },
   memory_limit = { check = C.size },
   cpu_limit = { check = cpu },

@@ -9,7 +9,7 @@ local M = {}
 local C = options.checkers
 
 local function dirs(v)
-  return options.string_list(v, "read_roots", function(s)
+  return options.string_list(v, "", function(s)
     if s == "" then return nil, "must not be empty" end
     return options.no_nul(s)
   end)

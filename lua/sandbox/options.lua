@@ -119,30 +119,34 @@ function C.positive(v)
   return as_integer(v)
 end
 
--- Seconds: positive and finite (math.huge or 1e19 would overflow the
--- timers; a day is a generous bound for one command).
+-- Seconds: positive and at most a year (math.huge or 1e19 used to overflow
+-- the timers into an instant kill; a year is "never" for one command).
 function C.seconds(v)
   if type(v) ~= "number" or v ~= v or v <= 0 then return nil, "must be a positive number of seconds" end
   if v > 86400 * 365 then return nil, "must be at most a year of seconds (got " .. tostring(v) .. ")" end
   return v
 end
 
---- An array of strings (each checked by `each`, which returns true or nil, why).
+--- An array of strings (each checked by `each`, which returns true or nil,
+--- why). `what` names the list in messages; "" for an option's value (the
+--- caller says which option).
 function M.string_list(v, what, each)
-  if type(v) ~= "table" then return nil, fmt("%s must be an array of strings", what) end
-  local n = #v
+  local whole = what == "" and "must be an array of strings" or what .. " must be an array of strings"
+  local function item(i) return what == "" and "element " .. i or fmt("%s[%d]", what, i) end
+  if type(v) ~= "table" then return nil, whole end
+  local n = 0
   for k in pairs(v) do
-    if not is_integer(k) or k < 1 or k > n then
-      return nil, fmt("%s must be an array of strings (no holes, no other keys)", what)
-    end
+    if not is_integer(k) or k < 1 then return nil, whole .. " (no holes, no other keys)" end
+    if k > n then n = k end
   end
   local out = {}
   for i = 1, n do
     local s = v[i]
-    if type(s) ~= "string" then return nil, fmt("%s[%d] must be a string", what, i) end
+    if s == nil then return nil, fmt("%s (no holes, no other keys): %s is nil", whole, item(i)) end
+    if type(s) ~= "string" then return nil, item(i) .. " must be a string" end
     if each then
       local ok, why = each(s)
-      if not ok then return nil, fmt("%s[%d] %s", what, i, why) end
+      if not ok then return nil, item(i) .. " " .. why end
     end
     out[i] = s
   end

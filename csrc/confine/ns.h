@@ -1,0 +1,67 @@
+/* The sandbox's own namespaces (SPEC §6): PID, IPC, UTS, cgroup, mount and
+ * network (unless outbound traffic is allowed), plus a user namespace when
+ * the host is not root (the kernel requires one then; a root host's
+ * commands run with empty capability sets instead). Created once per
+ * sandbox and held by a small init, pid 1 of the PID namespace:
+ *
+ *   it builds the mount view (below), then only reaps orphans. When it
+ *   goes — dispose kills it, and it dies with the host — the kernel kills
+ *   everything in the namespace: the sandbox's last word on its processes.
+ *
+ * The mount view, as bubblewrap builds one, on a read-only tmpfs root:
+ * the system directories and the /etc allowlist read-only
+ * (confine/system.c); the sandbox root read-write at its real absolute
+ * path (nosuid, nodev; checked to be the very directory the sandbox holds
+ * open); read roots and read_paths read-only; a private size-limited
+ * /tmp and /dev/shm; a minimal /dev (null, zero, full, random, urandom,
+ * tty, a private pts with ptmx); /proc of the PID namespace with /proc/sys
+ * and friends read-only and kernel internals masked; no /sys. Host socket
+ * files, other users' files and everything else are simply absent.
+ *
+ * Commands join with setns (confine/child.c), the PID namespace through one
+ * more clone (exec/spawn.c). */
+#ifndef SB_CONFINE_NS_H
+#define SB_CONFINE_NS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "confine/netns.h"
+
+enum { SB_NS_USER, SB_NS_MNT, SB_NS_IPC, SB_NS_UTS, SB_NS_CGROUP, SB_NS_NET, SB_NS_PID, SB_NS_COUNT };
+
+#define SB_NS_MAX_RO 96 /* read roots plus read_paths */
+#define SB_NS_PATH 1024
+
+typedef struct sb_ns_view {
+  int root_fd;            /* the tree commands work in, read-write ... */
+  const char *root_path;  /* ... at its real absolute path (sb.cwd) */
+  const int *ro_fds;      /* read roots, read-only at their real paths */
+  size_t nro;
+  const char *const *read_paths; /* host paths, read-only at the same paths; NULL-ended */
+  uint64_t tmp_size;      /* bytes /tmp and /dev/shm may hold */
+  bool network;           /* own network namespace (loopback only) */
+  bool userns;            /* own user namespace (the host is not root) */
+} sb_ns_view;
+
+typedef struct sb_ns {
+  pid_t init;             /* host pid of the namespace's pid 1; -1 = none */
+  int pidfd;              /* its pidfd (dispose kills through it), -1 = none */
+  int fd[SB_NS_COUNT];    /* for setns; -1 where not created */
+  bool userns;
+} sb_ns;
+
+void sb_ns_init(sb_ns *ns);
+/* Create the namespaces and the view. 0, or -1 with `why` saying which step
+ * failed, why, and what to do. */
+int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen);
+/* The network namespace as the network agent joins it (NULL: none). */
+const sb_netns *sb_ns_netns(const sb_ns *ns, sb_netns *out);
+/* Open a path of the view (e.g. "/tmp") from the host, O_PATH; -1 + errno. */
+int sb_ns_open(const sb_ns *ns, const char *path);
+/* Kill init (and so everything in the namespace), close the fds. */
+void sb_ns_close(sb_ns *ns);
+
+#endif
