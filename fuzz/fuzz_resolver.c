@@ -32,7 +32,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
            "cd %s && mkdir -p R/a/b/c R/d outside && echo secret > outside/s && echo in > R/f && "
            "cd R && ln -s /etc abs && ln -s ../outside rel && ln -s a/b in && ln -s .. up && "
            "ln -s ../.. a/up2 && ln -s loop loop && ln -s f/ fslash && ln -s b a/lb && "
-           "ln -s /proc/self/root proc && ln -s dangling dang && ln -s a/b/c/../../.. back",
+           "ln -s /proc/self/root proc && ln -s dangling dang && ln -s a/b/c/../../.. back && "
+           "ln -s f flink && ln -s in/c/ cslash && ln -s flink fchain && ln -s a/b/. bdot",
            tmpl);
   if (system(cmd) != 0) abort();
   snprintf(root, sizeof root, "%s/R", tmpl);
@@ -95,5 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int o2_fd = sb_resolve(&o2, p.buf, p.len, O_PATH | (p.must_dir ? O_DIRECTORY : 0), 0);
   compare(o2_fd, fb_fd);
   compare(sb_resolve_dir(&o2, p.buf, p.len), sb_resolve_dir(&fb, p.buf, p.len));
+  /* reads: the final link followed too, to a file or a directory */
+  compare(sb_resolve_follow(&o2, p.buf, p.len, O_PATH), sb_resolve_follow(&fb, p.buf, p.len, O_PATH));
+  compare(sb_resolve_follow(&o2, p.buf, p.len, O_RDONLY | O_NONBLOCK | O_NOCTTY),
+          sb_resolve_follow(&fb, p.buf, p.len, O_RDONLY | O_NONBLOCK | O_NOCTTY));
   return 0;
 }

@@ -1,7 +1,9 @@
 /* libFuzzer: VirtualSandbox operation sequences through the Lua binding, in
- * a state whose allocator fails now and then. Invariants: no crash, no
- * leak (ASan), the byte budget always holds, listings are sorted, and after
- * removing everything the whole budget is free again. */
+ * a state whose allocator fails now and then, symlinks included (loops,
+ * chains, dangling, out of the root). Invariants: no crash, no leak (ASan),
+ * the byte budget always holds, listings are sorted, a real path never
+ * leaves the root, and after removing everything the whole budget is free
+ * again. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@ static uint8_t next(input *in) {
 }
 
 static const char *const COMPS[] = {"a", "b", "..", ".", "", "c.txt", "é", "x y", "A"};
+static const char *const LINKS[] = {"a", "b/a", "..", ".", "../..", "a/", "/x", "c.txt", "b/../a", "nope"};
 
 static void push_path(lua_State *L, input *in) {
   luaL_Buffer b;
@@ -50,11 +53,13 @@ static int op(lua_State *L) {
   input *in = lua_touserdata(L, 1);
   lua_settop(L, 2); /* the sandbox at 2 */
   static const char *const M[] = {"write_file", "read_file", "mkdir", "remove", "rename",
-                                  "readdir", "stat", "glob", "grep", "snapshot", "exists"};
-  int k = next(in) % 11;
+                                  "readdir", "stat", "glob", "grep", "snapshot", "exists",
+                                  "symlink", "readlink", "realpath"};
+  int k = next(in) % 14;
   lua_getfield(L, 2, M[k]);
   lua_pushvalue(L, 2);
   int nargs = 1;
+  if (k == 11) lua_pushstring(L, LINKS[next(in) % 10]), nargs++; /* the link's text, then its path */
   if (k == 7) lua_pushstring(L, next(in) % 2 ? "**" : "*/*"), nargs++;
   else if (k == 8) lua_pushstring(L, next(in) % 2 ? "a" : "[0-9]+"), nargs++;
   else if (k != 9) push_path(L, in), nargs++;
@@ -68,13 +73,17 @@ static int op(lua_State *L) {
   } else if (k == 4) {
     push_path(L, in), nargs++;
   }
-  if (k == 3 || k == 4 || k == 2) { /* an option table */
+  if (k == 3 || k == 4 || k == 2 || k == 6) { /* an option table */
     lua_createtable(L, 0, 1);
     lua_pushboolean(L, next(in) % 2);
-    lua_setfield(L, -2, k == 3 ? "recursive" : k == 4 ? "overwrite" : "parents");
+    lua_setfield(L, -2, k == 3 ? "recursive" : k == 4 ? "overwrite" : k == 6 ? "follow" : "parents");
     nargs++;
   }
   lua_call(L, nargs, 1);
+  if (k == 13 && lua_type(L, -1) == LUA_TSTRING) { /* realpath: clean, inside */
+    const char *r = lua_tostring(L, -1);
+    CHECK(r[0] != '/' && strncmp(r, "../", 3) != 0 && strcmp(r, "..") != 0 && !strstr(r, "/../"));
+  }
   if (k == 5 && lua_istable(L, -1)) { /* readdir: sorted by name */
     const char *prev = NULL;
     size_t plen = 0;
@@ -116,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   luaL_requiref(L, "sandbox.core", luaopen_sandbox_core, 0);
   lua_getfield(L, -1, "virtual");
   /* normalised options, as the Lua layer passes them (lua/sandbox/virtual.lua) */
-  lua_createtable(L, 0, 7);
+  lua_createtable(L, 0, 8);
   lua_pushinteger(L, BUDGET);
   lua_setfield(L, -2, "max_total_bytes");
   lua_pushinteger(L, 40);
@@ -131,6 +140,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   lua_setfield(L, -2, "allow_overwrite");
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "read_only");
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "allow_escaping_links"); /* links out are made, and must stay unusable */
   lua_call(L, 1, 1);
   lua_replace(L, 1);
   lua_settop(L, 1);

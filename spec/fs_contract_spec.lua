@@ -436,6 +436,211 @@ for _, be in ipairs(backends.list) do
       end)
     end)
 
+    describe("symlinks (SPEC §4)", function()
+      -- a repository's kind of links: CLAUDE.md -> AGENTS.md, include -> ../src/include,
+      -- current -> v2, node_modules/.bin/* -> ../pkg/bin.js
+      local function repo()
+        new(nil, { ["AGENTS.md"] = "agents\n", ["src/include/api.h"] = "int f(void);\n", ["v2/run"] = "2",
+                   ["node_modules/pkg/bin.js"] = "js" })
+        assert(sb:symlink("AGENTS.md", "CLAUDE.md"))
+        assert(sb:mkdir("lib"))
+        assert(sb:symlink("../src/include", "lib/include"))
+        assert(sb:symlink("v2", "current"))
+        assert(sb:mkdir("node_modules/.bin"))
+        assert(sb:symlink("../pkg/bin.js", "node_modules/.bin/tool"))
+      end
+
+      it("reads follow links inside the root, the final one included", function()
+        repo()
+        assert.equal("agents\n", sb:read_file("CLAUDE.md"))
+        assert.equal("int f(void);\n", sb:read_file("lib/include/api.h"))
+        assert.same({ "api.h" }, sorted_names(sb:readdir("lib/include")))
+        assert.same({ "api.h" }, sorted_names(sb:readdir("lib/include/")))
+        assert.equal("2", sb:read_file("current/run"))
+        assert.equal("js", sb:read_file("node_modules/.bin/tool"))
+        assert.is_true(sb:exists("CLAUDE.md"))
+        assert.equal("directory", sb:stat("lib/include", { follow = true }).type)
+        assert.equal("src/include/api.h", sb:realpath("lib/include/api.h"))
+        local hits = sb:grep("f", { path = "lib/include" })
+        assert.equal(1, #hits)
+        assert.equal("lib/include/api.h", hits[1].path)
+      end)
+
+      it("stat describes a link itself unless told to follow", function()
+        repo()
+        local st = sb:stat("CLAUDE.md")
+        assert.equal("symlink", st.type)
+        assert.equal(#"AGENTS.md", st.size)
+        assert.equal("file", sb:stat("CLAUDE.md", { follow = true }).type)
+        assert.equal("AGENTS.md", sb:readlink("CLAUDE.md"))
+        assert.equal("EINVAL", select(3, sb:readlink("AGENTS.md")))
+      end)
+
+      it("walks report links and never descend through them", function()
+        repo()
+        local ents = {}
+        for _, e in ipairs(sb:readdir("lib")) do ents[e.name] = e.type end
+        assert.same({ include = "symlink" }, ents)
+        assert.same({ "src/include/api.h" }, sb:glob("**/*.h"))
+        assert.same({ "CLAUDE.md" }, sb:glob("C*"))
+        local snap = sb:snapshot()
+        assert.is_nil(snap["lib/include/api.h"])
+        assert.is_nil(snap["CLAUDE.md"])
+        assert.equal("agents\n", snap["AGENTS.md"])
+      end)
+
+      it("writes never follow a final link and say what to write instead", function()
+        repo()
+        local ok, msg, code = sb:write_file("CLAUDE.md", "new")
+        assert.is_nil(ok)
+        assert.equal("ELOOP", code)
+        assert.matches("write to 'AGENTS.md' instead", msg)
+        assert.equal("agents\n", sb:read_file("AGENTS.md"))
+        -- a dangling link is not written through either; it names what would be made
+        assert(sb:symlink("docs/new.md", "NEW.md"))
+        ok, msg, code = sb:write_file("NEW.md", "x")
+        assert.equal("ELOOP", code)
+        assert.matches("write to 'docs/new.md' instead", msg)
+        assert.is_false(sb:exists("docs/new.md"))
+        -- through an intermediate link is fine: the link is a directory on the way
+        assert(sb:write_file("lib/include/b.h", "b"))
+        assert.equal("b", sb:read_file("src/include/b.h"))
+        assert.equal("EEXIST", select(3, sb:mkdir("CLAUDE.md")))
+        assert.equal("EEXIST", select(3, sb:symlink("x", "CLAUDE.md")))
+      end)
+
+      it("remove and rename act on the link itself", function()
+        repo()
+        assert(sb:rename("CLAUDE.md", "GEMINI.md"))
+        assert.equal("AGENTS.md", sb:readlink("GEMINI.md"))
+        assert(sb:remove("GEMINI.md"))
+        assert.equal("agents\n", sb:read_file("AGENTS.md"))
+        assert(sb:remove("lib/include"))
+        assert.equal("int f(void);\n", sb:read_file("src/include/api.h"))
+        assert.equal("ENOTDIR", select(3, sb:remove("current/"))) -- "current/" is v2 itself: not a link to remove
+        assert.is_true(sb:exists("v2/run"))
+      end)
+
+      local outs = {
+        { "an absolute target", "/etc/passwd" },
+        { "an absolute target naming a place inside", "/AGENTS.md" },
+        { "'..' above the root", "../outside" },
+        { "a chain of links", "hop" },
+        { "a link to the root's parent through a directory", "sub/../../x" },
+      }
+      for _, c in ipairs(outs) do
+        it("anything leading out is EESCAPE, wherever the link is: " .. c[1], function()
+          new({ allow_escaping_links = true }, { ["AGENTS.md"] = "a", ["sub/f"] = "f" })
+          assert(sb:symlink("../..", "sub/up2"))
+          assert(sb:symlink("sub/up2/out", "hop"))
+          assert(sb:symlink(c[2], "l"))
+          assert(sb:mkdir("d"))
+          assert(sb:symlink("../l", "d/l"))
+          for _, call in ipairs {
+            function() return sb:read_file("l") end,
+            function() return sb:read_file("d/l") end,
+            function() return sb:readdir("l") end,
+            function() return sb:read_file("l/x") end,
+            function() return sb:stat("l", { follow = true }) end,
+            function() return sb:exists("l") end,
+            function() return sb:realpath("l") end,
+            function() return sb:write_file("l", "x") end,
+            function() return sb:write_file("l/x", "x") end,
+            function() return sb:grep("x", { path = "l" }) end,
+          } do
+            local v, msg, code = call()
+            assert.is_nil(v, msg)
+            assert.equal("EESCAPE", code, msg)
+          end
+          assert.equal("symlink", sb:stat("l").type) -- the link itself is there to see
+          assert(sb:remove("l"))
+        end)
+      end
+
+      it("refuses to make links leading out unless allowed", function()
+        new()
+        assert.equal("EESCAPE", select(3, sb:symlink("../x", "l")))
+        assert.equal("EESCAPE", select(3, sb:symlink("/etc", "l")))
+        assert(sb:mkdir("a/b"))
+        assert(sb:symlink("../../x", "a/b/l")) -- from a/b, ../../x is x: inside
+        assert.equal("EESCAPE", select(3, sb:symlink("../../../x", "a/b/l2")))
+        assert.equal("EINVAL", select(3, sb:symlink("", "l3")))
+        assert.equal("ENOENT", select(3, sb:symlink("x", "missing/l"))) -- parents are not made
+      end)
+
+      it("a loop is ELOOP; a chain of 40 links is followed, 41 are a loop", function()
+        new(nil, { ["t/f"] = "deep" })
+        assert(sb:symlink("a", "b"))
+        assert(sb:symlink("b", "a"))
+        assert.equal("ELOOP", select(3, sb:read_file("a")))
+        assert.equal("ELOOP", select(3, sb:read_file("a/x")))
+        assert(sb:symlink("self", "self"))
+        assert.equal("ELOOP", select(3, sb:stat("self", { follow = true })))
+        local prev = "t"
+        for i = 0, 40 do
+          assert(sb:symlink(prev, "c" .. i))
+          prev = "c" .. i
+        end
+        assert.equal("deep", sb:read_file("c39/f"))
+        assert.equal("ELOOP", select(3, sb:read_file("c40/f")))
+      end)
+
+      it("dangling links: not there for reads, there for names", function()
+        new()
+        assert(sb:symlink("nowhere", "d"))
+        assert.is_false(sb:exists("d"))
+        assert.equal("ENOENT", select(3, sb:read_file("d")))
+        assert.equal("symlink", sb:stat("d").type)
+        assert.equal("ENOENT", select(3, sb:mkdir("d/x")))
+        assert.equal("ENOENT", select(3, sb:write_file("d/x", "1"))) -- nothing made through it
+        assert.is_false(sb:exists("nowhere"))
+      end)
+
+      it("'..' after a link climbs from where the link led", function()
+        new(nil, { ["b/c/x"] = "c", ["b/x"] = "b", ["x"] = "root" })
+        assert(sb:symlink("b/c", "a"))
+        assert.equal("b", sb:read_file("a/../x"))
+        assert.equal("c", sb:read_file("a/x"))
+        assert(sb:symlink(".", "here"))
+        assert.equal("root", sb:read_file("here/here/x"))
+        assert.equal("", sb:realpath("here"))
+        assert(sb:symlink("b/.", "bdot"))
+        assert.equal("b", sb:read_file("bdot/x"))
+      end)
+
+      it("trailing slashes follow a final link, as on Linux", function()
+        new(nil, { ["dir/f"] = "f", ["file"] = "x" })
+        assert(sb:symlink("dir", "ld"))
+        assert(sb:symlink("file", "lf"))
+        assert(sb:symlink("file/", "lfs"))
+        assert.equal("directory", sb:stat("ld/").type)
+        assert.equal("ENOTDIR", select(3, sb:stat("lf/")))
+        assert.equal("ENOTDIR", select(3, sb:read_file("lfs")))
+        assert.equal("EISDIR", select(3, sb:write_file("ld/", "x")))
+      end)
+
+      it("'dir/.' is refused by remove and rename, as Linux refuses it", function()
+        new(nil, { ["d/f"] = "1", ["e/"] = true, ["file"] = "x" })
+        assert.equal("EINVAL", select(3, sb:remove("e/.")))
+        assert.equal("EINVAL", select(3, sb:remove("d/.", { recursive = true })))
+        assert.equal("EINVAL", select(3, sb:rename("d/.", "other")))
+        assert.equal("EINVAL", select(3, sb:rename("file", "e/.")))
+        assert.equal("ENOTDIR", select(3, sb:remove("file/.")))
+        assert.is_true(sb:exists("d/f") and sb:exists("e") and not sb:exists("other"))
+      end)
+
+      it("rules judge where a link really leads", function()
+        new({ rules = { deny = { "secret" } } }, { ["secret/key"] = "K", ["pub/a"] = "a" })
+        assert(sb:symlink("secret", "innocent"))
+        assert(sb:symlink("secret/key", "notes"))
+        assert.equal("EACCES", select(3, sb:read_file("innocent/key")))
+        assert.equal("EACCES", select(3, sb:read_file("notes")))
+        assert.equal("EACCES", select(3, sb:readdir("innocent")))
+        assert.equal("EACCES", select(3, sb:write_file("innocent/new", "x")))
+        assert.same({}, sb:grep("K"))
+      end)
+    end)
+
     describe("lifecycle", function()
       it("exposes kind, cwd and has_exec", function()
         new()

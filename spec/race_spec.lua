@@ -88,6 +88,60 @@ local scenarios = {
     end,
   },
   {
+    name = "final link in <-> final link out, followed by reads",
+    setup = [[
+      mkdir -p outside R
+      printf OUTSIDE-SECRET > outside/secret; printf keep > outside/victim
+      printf agents > R/AGENTS.md
+      ln -s AGENTS.md R/CLAUDE.md
+      ln -s ../outside/secret R/evil
+    ]],
+    swap = { "R/CLAUDE.md", "R/evil" },
+    round = function(sb, i, st)
+      local v, _, code = sb:read_file("CLAUDE.md")
+      if v == SECRET then st.escapes = st.escapes + 1 end
+      if v == "agents" then st.ok = st.ok + 1 elseif code == "EESCAPE" then st.err = st.err + 1 end
+      local s = sb:stat("CLAUDE.md", { follow = true })
+      if s and s.size == #SECRET then st.escapes = st.escapes + 1 end
+      local real = sb:realpath("CLAUDE.md")
+      if real and real ~= "AGENTS.md" then st.escapes = st.escapes + 1 end
+      sb:write_file("CLAUDE.md", "x" .. i) -- never written through
+    end,
+    check = function(w)
+      local ok, out = sh.run(("cd %s && ls outside && cat outside/secret outside/victim R/AGENTS.md"):format(sh.quote(w)))
+      assert(ok, out)
+      assert.equal("secret\nvictim\n" .. SECRET .. "keepagents", out, "a write went through a link")
+    end,
+  },
+  {
+    name = "directory link in <-> absolute link out, listed",
+    setup = [[
+      mkdir -p outside R/src/include
+      printf OUTSIDE-SECRET > outside/secret.h; printf i > R/src/include/api.h
+      ln -s src/include R/include
+      ln -s "$PWD/outside" R/evdir
+    ]],
+    swap = { "R/include", "R/evdir" },
+    round = function(sb, i, st)
+      local list = sb:readdir("include")
+      for _, e in ipairs(list or {}) do
+        if e.name == "secret.h" then st.escapes = st.escapes + 1 end
+      end
+      if list then st.ok = st.ok + 1 else st.err = st.err + 1 end
+      local v = sb:read_file("include/secret.h")
+      if v then st.escapes = st.escapes + 1 end
+      for _, m in ipairs(sb:grep("OUTSIDE", { path = "include" }) or {}) do
+        if m then st.escapes = st.escapes + 1 end
+      end
+      sb:write_file("include/new" .. (i % 20) .. ".h", "x")
+    end,
+    check = function(w)
+      local ok, out = sh.run(("cd %s/outside && ls"):format(sh.quote(w)))
+      assert(ok, out)
+      assert.equal("secret.h\n", out, "files appeared outside")
+    end,
+  },
+  {
     name = "recursive remove, a subdir swapped for a link out",
     setup = [[
       mkdir -p outside R/t/sub

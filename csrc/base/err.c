@@ -16,7 +16,7 @@ static const struct {
     [SB_ENOTEMPTY] = {"ENOTEMPTY", "directory not empty"},
     [SB_EINVAL] = {"EINVAL", "invalid argument"},
     [SB_ENAMETOOLONG] = {"ENAMETOOLONG", "file name too long"},
-    [SB_ELOOP] = {"ELOOP", "refusing to follow a symbolic link"},
+    [SB_ELOOP] = {"ELOOP", "too many levels of symbolic links (a loop)"},
     [SB_EESCAPE] = {"EESCAPE", "path escapes the sandbox"},
     [SB_EACCES] = {"EACCES", "permission denied"},
     [SB_EFBIG] = {"EFBIG", "file too large"},

@@ -13,7 +13,7 @@ static const char *next_comp(const char *s, size_t n, size_t *i, size_t *len) {
   return s + start;
 }
 
-static bool is_dot(const char *c, size_t n) { return n == 1 && c[0] == '.'; }
+#define is_dot sb_path_is_dot
 
 static void push_comp(sb_path *out, const char *c, size_t n) {
   if (out->ncomp) out->buf[out->len++] = '/';
@@ -32,6 +32,7 @@ sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd,
   out->len = 0;
   out->ncomp = 0;
   out->must_dir = false;
+  out->dot_final = false;
   out->dotdot = false;
   if (n == 0) return sb_fail(e, SB_EINVAL, "empty path");
   if (memchr(s, '\0', n)) return sb_fail(e, SB_EINVAL, "path contains a NUL byte");
@@ -75,7 +76,8 @@ sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd,
     push_comp(out, c, clen);
   }
   finish(out);
-  out->must_dir = s[n - 1] == '/' || (last && is_dot(last, lastlen));
+  out->dot_final = last && is_dot(last, lastlen) && out->ncomp > 0;
+  out->must_dir = s[n - 1] == '/' || out->dot_final;
   return SB_OK;
 }
 
@@ -104,12 +106,43 @@ size_t sb_path_clean(const sb_path *p, char *out) {
   return len;
 }
 
+long sb_link_join(const char *dir, size_t dlen, const char *target, size_t tlen, char *out, size_t cap) {
+  if (tlen == 0 || target[0] == '/' || dlen + tlen + 2 > cap) return -1;
+  size_t len = dlen, i = 0, clen;
+  memcpy(out, dir, dlen);
+  const char *c;
+  while ((c = next_comp(target, tlen, &i, &clen)) != NULL) {
+    if (is_dot(c, clen)) continue;
+    if (sb_path_is_dotdot(c, clen)) {
+      if (len == 0) return -1; /* above the root */
+      while (len > 0 && out[len - 1] != '/') len--;
+      if (len > 0) len--;
+      continue;
+    }
+    if (len) out[len++] = '/';
+    memcpy(out + len, c, clen);
+    len += clen;
+  }
+  out[len] = '\0';
+  return (long)len;
+}
+
 sb_code sb_path_from_rel(sb_path *out, const char *s, size_t n, sb_err *e) {
   if (n == 0) {
     out->len = out->ncomp = 0;
-    out->must_dir = out->dotdot = false;
+    out->must_dir = out->dot_final = out->dotdot = false;
     finish(out);
     return SB_OK;
   }
   return sb_path_parse(out, s, n, "/", 1, e);
+}
+
+bool sb_path_more_after(const char *buf, size_t pos, size_t end) {
+  while (pos < end) {
+    while (pos < end && buf[pos] == '/') pos++;
+    size_t b = pos;
+    while (pos < end && buf[pos] != '/') pos++;
+    if (pos > b && !is_dot(buf + b, pos - b)) return true;
+  }
+  return false;
 }

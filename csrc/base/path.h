@@ -23,6 +23,7 @@ typedef struct sb_path {
   size_t len;     /* strlen(buf); 0 = the root */
   unsigned ncomp; /* components in buf */
   bool must_dir;  /* written with a trailing "/" or "/.": must be a directory */
+  bool dot_final; /* written ending in "." ("x/."): names x only as a directory to look in */
   bool dotdot;    /* holds a ".." component */
   uint16_t off[SB_MAXCOMP + 1]; /* start of each component; off[ncomp] = len+1 */
   char buf[SB_PATH_MAX + 2];    /* components joined by '/', NUL-terminated */
@@ -43,6 +44,10 @@ static inline size_t sb_path_parent_len(const sb_path *p) {
   return p->ncomp > 1 ? (size_t)p->off[p->ncomp - 1] - 1 : 0;
 }
 
+static inline bool sb_path_is_dot(const char *c, size_t n) { return n == 1 && c[0] == '.'; }
+/* Is there a component other than "." in buf[pos, end)? (A resolver walking
+ * a path in place asks whether the one it holds is the final one.) */
+bool sb_path_more_after(const char *buf, size_t pos, size_t end);
 static inline bool sb_path_is_dotdot(const char *c, size_t n) {
   return n == 2 && c[0] == '.' && c[1] == '.';
 }
@@ -54,6 +59,12 @@ bool sb_path_names_no_entry(const sb_path *p);
 /* Lexically collapse ".." into out (size >= p->len + 1); returns the length.
  * Exact for the virtual tree; a lexical view for policy matching. */
 size_t sb_path_clean(const sb_path *p, char *out);
+
+/* Where a symlink with `target`, placed in the directory `dir` (a clean
+ * root-relative path, "" = the root), leads, lexically: the clean path into
+ * out (cap >= dlen + tlen + 2), its length; -1 when it leaves the root (an
+ * absolute target always does, even one naming a place inside). */
+long sb_link_join(const char *dir, size_t dlen, const char *target, size_t tlen, char *out, size_t cap);
 
 /* Build a path from a root-relative string known to be clean (backend walks). */
 sb_code sb_path_from_rel(sb_path *out, const char *s, size_t n, sb_err *e);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/glob.h"
+#include "base/path.h"
 
 static void strv_free(sb_strv *s, const sb_mem *m) {
   for (size_t i = 0; i < s->n; i++) sb_free(m, s->v[i], s->len[i] + 1);
@@ -170,4 +171,20 @@ sb_code sb_quota_check(const sb_quota *q, int64_t dbytes, int64_t dnodes, sb_err
 void sb_quota_apply(sb_quota *q, int64_t dbytes, int64_t dnodes) {
   q->used_bytes = (uint64_t)((int64_t)q->used_bytes + dbytes);
   q->used_nodes = (uint64_t)((int64_t)q->used_nodes + dnodes);
+}
+
+sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const char *target,
+                       size_t tlen, sb_err *e) {
+  if (tlen == 0) return sb_fail(e, SB_EINVAL, "a symbolic link needs a target");
+  if (memchr(target, '\0', tlen)) return sb_fail(e, SB_EINVAL, "the link target contains a NUL byte");
+  if (tlen > SB_PATH_MAX) return sb_failf(e, SB_ENAMETOOLONG, "link target longer than %d bytes", SB_PATH_MAX);
+  if (p->allow_escaping_links) return SB_OK;
+  char out[2 * SB_PATH_MAX + 2];
+  if (sb_link_join(dir, dlen, target, tlen, out, sizeof out) < 0)
+    return sb_fail(e, SB_EESCAPE, target[0] == '/'
+                   ? "the link target is absolute: links lead only within the sandbox, relative to where they are "
+                     "(allow_escaping_links = true makes it anyway; reading through it stays EESCAPE)"
+                   : "the link target leads outside the sandbox (allow_escaping_links = true makes it anyway; "
+                     "reading through it stays EESCAPE)");
+  return SB_OK;
 }

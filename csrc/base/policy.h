@@ -24,6 +24,7 @@ typedef struct sb_policy {
   sb_strv deny, allow;        /* globs on root-relative paths */
   sb_strv ext_read, ext_write; /* lower-case suffixes, "" = no extension */
   bool has_allow, has_ext_read, has_ext_write;
+  bool allow_escaping_links; /* symlink() may make links that lead out */
 } sb_policy;
 
 typedef enum sb_access {
@@ -53,6 +54,13 @@ sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean,
 bool sb_policy_visible(const sb_policy *p, const char *clean, size_t len, int kind);
 /* Does the extension allowlist let contents of this file be read? */
 bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t len);
+/* May a link with this target be made in the directory `dir` (its clean
+ * real root-relative path)? EESCAPE when it would lead out (lexically: the
+ * target need not exist), unless allow_escaping_links. Not a boundary:
+ * every use of a link is resolved beneath the root again; this keeps an
+ * agent from leaving traps it cannot use. */
+sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const char *target,
+                       size_t tlen, sb_err *e);
 sb_code sb_policy_read_size(const sb_policy *p, uint64_t size, sb_err *e);
 sb_code sb_policy_write_size(const sb_policy *p, uint64_t size, sb_err *e);
 

@@ -97,12 +97,30 @@ typedef struct sb_backend_cmd {
   void (*changed)(sb_fs *fs);
 } sb_backend_cmd;
 
+/* Symlinks (SPEC §4), the same on every backend: reads (read, readdir,
+ * walk's start, stat with follow) follow links while they stay inside the
+ * root, a final one included, and a trailing "/" follows one as the kernel
+ * does; anything leading out is EESCAPE, ELOOP is a real loop. Everything
+ * else acts on a final link itself (stat without follow, remove, rename,
+ * readlink) or refuses it (write: ELOOP; mkdir, symlink: EEXIST). Links met
+ * by walk are reported, never descended into. Where a link was followed,
+ * the policy is checked again on the real path. */
 struct sb_backend {
   const char *kind; /* "virtual" | "container": the word of fs/<kind>.c */
   sb_code (*read)(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
   sb_code (*write)(sb_fs *fs, const sb_path *p, const char *data, size_t len,
                    const sb_write_opts *o, sb_err *e);
-  sb_code (*stat)(sb_fs *fs, const sb_path *p, sb_stat *st, sb_err *e);
+  sb_code (*stat)(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e);
+  /* Make p a link to target (any bytes but NUL; the caller checked where it
+   * leads, see sb_link_join); EEXIST when p exists, a link included. */
+  sb_code (*symlink)(sb_fs *fs, const char *target, size_t tlen, const sb_path *p, sb_err *e);
+  /* The text of the link p (in out, valid until the next call); EINVAL when
+   * p is not a link. */
+  sb_code (*readlink)(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
+  /* The clean root-relative path p really names, links followed (the
+   * final one too when `follow`); a missing final component is allowed
+   * (its parent must exist). In out, valid until the next call. */
+  sb_code (*realpath)(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e);
   sb_code (*readdir)(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e);
   sb_code (*mkdir)(sb_fs *fs, const sb_path *p, bool parents, sb_err *e);
   sb_code (*remove)(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e);

@@ -126,7 +126,8 @@ static sb_code read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_
 static void fill_stat(const struct stat *st, sb_stat *out) {
   out->type = S_ISREG(st->st_mode) ? SB_T_FILE : S_ISDIR(st->st_mode) ? SB_T_DIR
             : S_ISLNK(st->st_mode) ? SB_T_SYMLINK : SB_T_OTHER;
-  out->size = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0;
+  /* a link's size is the length of its text, as lstat says */
+  out->size = S_ISREG(st->st_mode) || S_ISLNK(st->st_mode) ? (uint64_t)st->st_size : 0;
   out->mtime = (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9;
   out->mode = st->st_mode & 07777;
 }
@@ -260,20 +261,33 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_byt
   return c;
 }
 
+/* Open p in layer v: links followed while inside (a final one when
+ * `follow`, or when p must be a directory: "link/"), else the final
+ * component itself (O_PATH opens a link as itself). */
+static int open_in(const layer *v, const sb_path *p, int flags, bool follow) {
+  flags |= p->must_dir ? O_DIRECTORY : 0;
+  if (follow || p->must_dir) return sb_resolve_follow(&v->res, p->buf, p->len, flags);
+  return sb_resolve(&v->res, p->buf, p->len, flags, 0);
+}
+
 static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
-  int fd = sb_resolve(&v->res, p->buf, p->len,
-                      O_RDONLY | O_NONBLOCK | O_NOCTTY | (p->must_dir ? O_DIRECTORY : 0), 0);
+  int fd = open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
   if (fd < 0) return fail_neg(e, fd);
   return read_opened(fs, v, fd, true, out, e);
 }
 
+typedef struct stat_ud {
+  struct stat st;
+  bool follow;
+} stat_ud;
+
 static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
-  struct stat *st = out;
-  int fd = sb_resolve(&v->res, p->buf, p->len, O_PATH | (p->must_dir ? O_DIRECTORY : 0), 0);
+  stat_ud *u = out;
+  int fd = open_in(v, p, O_PATH, u->follow);
   if (fd < 0) return fail_neg(e, fd);
-  sb_code c = fstat(fd, st) == 0 ? SB_OK : fail_errno_now(e);
+  sb_code c = fstat(fd, &u->st) == 0 ? SB_OK : fail_errno_now(e);
   if (c == SB_OK) c = recheck(fs, v, fd, NULL, SB_ACC_LIST,
-                              S_ISDIR(st->st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
+                              S_ISDIR(u->st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   close(fd);
   return c;
 }
@@ -293,10 +307,76 @@ static sb_code ct_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   return first_layer(fs, p, read_in, out, e);
 }
 
-static sb_code ct_stat(sb_fs *fs, const sb_path *p, sb_stat *out, sb_err *e) {
-  struct stat st;
-  sb_code c = first_layer(fs, p, stat_in, &st, e);
-  if (c == SB_OK) fill_stat(&st, out);
+static sb_code ct_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
+  stat_ud u = {.follow = follow};
+  sb_code c = first_layer(fs, p, stat_in, &u, e);
+  if (c == SB_OK) fill_stat(&u.st, out);
+  return c;
+}
+
+/* The real root-relative path of p in layer v (see sb_backend.realpath). */
+static sb_code realpath_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
+  sb_buf *b = &fs->scratch;
+  b->len = 0;
+  if (sb_buf_reserve(&fs->mem, b, 2 * SB_PATH_MAX + 2) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+  bool follow = *(bool *)out;
+  bool whole = follow || p->ncomp == 0 || sb_path_names_no_entry(p);
+  int fd = whole ? open_in(v, p, O_PATH, true) : open_dir_chain(v, p, p->ncomp - 1, false, e);
+  if (fd < 0) return whole ? fail_neg(e, fd) : e->code;
+  long n = sb_resolve_relpath(&v->res, fd, b->p, 2 * SB_PATH_MAX + 2 - SB_NAME_MAX - 2);
+  close(fd);
+  if (n < 0) return fail_neg(e, (int)n);
+  if (!whole) { /* the parent's real path, and the name */
+    size_t nl;
+    const char *name = sb_path_comp(p, p->ncomp - 1, &nl);
+    if (n) b->p[n++] = '/';
+    memcpy(b->p + n, name, nl);
+    n += (long)nl;
+    b->p[n] = '\0';
+  }
+  b->len = (size_t)n;
+  return SB_OK;
+}
+
+static sb_code ct_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e) {
+  sb_code c = first_layer(fs, p, realpath_in, &follow, e);
+  if (c == SB_OK) {
+    out->p = fs->scratch.p;
+    out->len = fs->scratch.len;
+  }
+  return c;
+}
+
+static sb_code readlink_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
+  (void)out;
+  if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "not a symbolic link");
+  int dirfd = open_dir_chain(v, p, p->ncomp - 1, false, e);
+  if (dirfd < 0) return e->code;
+  char name[SB_NAME_MAX + 1];
+  last_name(p, name);
+  sb_buf *b = &fs->scratch;
+  sb_code c = SB_OK;
+  b->len = 0;
+  if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail(e, SB_ENOSPC, "out of memory");
+  ssize_t n = c == SB_OK ? readlinkat(dirfd, name, b->p, SB_PATH_MAX + 1) : -1;
+  if (c == SB_OK && n < 0) c = errno == EINVAL ? sb_fail(e, SB_EINVAL, "not a symbolic link") : fail_errno_now(e);
+  else if (c == SB_OK && n > SB_PATH_MAX) c = sb_fail(e, SB_ENAMETOOLONG, "link target too long");
+  else if (c == SB_OK && p->must_dir) c = sb_fail(e, SB_EINVAL, "not a symbolic link"); /* "link/" is its target */
+  if (c == SB_OK) c = recheck(fs, v, dirfd, name, SB_ACC_LIST, SB_KIND_FILE, e);
+  if (c == SB_OK) {
+    b->p[n] = '\0';
+    b->len = (size_t)n;
+  }
+  close(dirfd);
+  return c;
+}
+
+static sb_code ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
+  sb_code c = first_layer(fs, p, readlink_in, NULL, e);
+  if (c == SB_OK) {
+    out->p = fs->scratch.p;
+    out->len = fs->scratch.len;
+  }
   return c;
 }
 
@@ -367,7 +447,7 @@ typedef struct list_ud {
 static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   list_ud *u = ud;
   layer *v = &CT(fs)->layers[i];
-  int fd = sb_resolve(&v->res, u->p->buf, u->p->len, O_PATH | O_DIRECTORY, 0);
+  int fd = open_in(v, u->p, O_PATH | O_DIRECTORY, true);
   if (fd < 0) return fail_neg(e, fd);
   sb_code c = recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
   if (c == SB_OK) c = list_fd(fs, fd, u->dl, e);
@@ -502,6 +582,27 @@ static sb_code ct_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
         S_ISDIR(st.st_mode))
       c = SB_OK;
     else
+      c = fail_errno_now(e);
+  }
+  close(dirfd);
+  return c;
+}
+
+static sb_code ct_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_path *p, sb_err *e) {
+  layer *v = &CT(fs)->layers[0];
+  char name[SB_NAME_MAX + 1], dir[2 * SB_PATH_MAX + 2], text[SB_PATH_MAX + 1];
+  int dirfd = open_final(fs, p, false, name, e);
+  if (dirfd < 0) return e->code;
+  long n = sb_resolve_relpath(&v->res, dirfd, dir, sizeof dir);
+  sb_code c = n < 0 ? fail_neg(e, (int)n) : recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
+  if (c == SB_OK) c = sb_policy_link(fs->policy, dir, (size_t)n, target, tlen, e);
+  if (c == SB_OK) {
+    memcpy(text, target, tlen);
+    text[tlen] = '\0';
+    struct stat st;
+    if (p->must_dir) /* "new/": a link cannot be a directory, as the kernel says */
+      c = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? sb_fail(e, SB_EEXIST, NULL) : sb_fail(e, SB_ENOENT, NULL);
+    else if (symlinkat(text, dirfd, name) != 0)
       c = fail_errno_now(e);
   }
   close(dirfd);
@@ -672,7 +773,7 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
   *w = (rwalk){.fs = fs, .vi = vi, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   size_t rlen = sb_path_clean(p, w->rel);
-  int fd = sb_resolve(&v->res, p->buf, p->len, O_PATH | (p->must_dir ? O_DIRECTORY : 0), 0);
+  int fd = open_in(v, p, O_PATH, true); /* a named start is followed: grep{path = "link"} */
   struct stat st;
   if (fd >= 0 && policy_active(fs->policy)) {
     /* The start may lie behind a symlink: name everything below it by
@@ -691,11 +792,16 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
     fail_errno_now(e);
   } else if (S_ISDIR(st.st_mode)) {
     if (recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, rlen, 0);
-  } else if (p->ncomp > 0) { /* a single file: visit it through its parent */
-    int dirfd = open_parent(v, p, false, e);
+  } else if (p->ncomp > 0) { /* a single file: visit it through its real parent */
+    char real[2 * SB_PATH_MAX + 2];
+    long n = sb_resolve_relpath(&v->res, fd, real, sizeof real);
+    sb_path rp;
+    int dirfd = -1;
+    if (n < 0) fail_neg(e, (int)n);
+    else if (n > 0 && sb_path_from_rel(&rp, real, (size_t)n, e) == SB_OK) dirfd = open_parent(v, &rp, false, e);
     if (dirfd >= 0) {
       char name[SB_NAME_MAX + 1];
-      last_name(p, name);
+      last_name(&rp, name);
       sb_stat s;
       fill_stat(&st, &s);
       sb_dirent ent = {.name = name, .namelen = strlen(name), .type = s.type, .size = s.size};
@@ -823,6 +929,9 @@ static const sb_backend_cmd container_cmd = {
 const sb_backend sb_container_backend = {
     .kind = "container",
     .read = ct_read,
+    .symlink = ct_symlink,
+    .readlink = ct_readlink,
+    .realpath = ct_realpath,
     .write = ct_write,
     .stat = ct_stat,
     .readdir = ct_readdir,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,10 +19,10 @@
 #define DEPTH_MAX 1024     /* directory fds the fallback may hold */
 #define WORK_MAX (2 * SB_PATH_MAX + 2)
 
-static int sys_openat2(int dirfd, const char *path, int flags, mode_t mode) {
+static int sys_openat2(int dirfd, const char *path, int flags, mode_t mode, bool follow) {
   struct open_how how;
   memset(&how, 0, sizeof how);
-  how.flags = (unsigned)(flags | O_NOFOLLOW | O_CLOEXEC);
+  how.flags = (unsigned)(flags | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
   if (flags & O_CREAT) how.mode = mode; /* a mode without O_CREAT is EINVAL */
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
   for (int i = 0; i < EAGAIN_RETRIES; i++) {
@@ -34,7 +35,7 @@ static int sys_openat2(int dirfd, const char *path, int flags, mode_t mode) {
 
 bool sb_openat2_available(void) {
   /* A real call, not a version check: seccomp filters answer EPERM/ENOSYS. */
-  int fd = sys_openat2(AT_FDCWD, ".", O_PATH, 0);
+  int fd = sys_openat2(AT_FDCWD, ".", O_PATH, 0, false);
   if (fd >= 0) {
     close(fd);
     return true;
@@ -65,22 +66,35 @@ static bool on_procfs(int dirfd) {
   return fstatfs(dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
-static bool is_dot(const char *c, size_t n) { return n == 1 && c[0] == '.'; }
-static bool is_dotdot(const char *c, size_t n) { return n == 2 && c[0] == '.' && c[1] == '.'; }
 
-/* Is there another component after position pos (ignoring "." ones)? */
-static bool more_after(const char *buf, size_t pos, size_t end) {
-  while (pos < end) {
-    while (pos < end && buf[pos] == '/') pos++;
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    if (pos > b && !is_dot(buf + b, pos - b)) return true;
-  }
-  return false;
+/* Splice the link `name` in cur (the component ending at buf[pos]) into
+ * the rest of the path: buf becomes target + rest. 0, or -errno (-ENOTDIR:
+ * not a link after all; -EXDEV: absolute, so it leaves the root even when
+ * it points back in; -ELOOP: past the hop budget, or a procfs magic link). */
+static int splice_link(int cur, const char *name, char saved, char *buf, size_t *pos, size_t *end,
+                       int *hops) {
+  char target[SB_PATH_MAX + 1];
+  ssize_t n = readlinkat(cur, name, target, sizeof target);
+  buf[*pos] = saved; /* name ended there */
+  if (n < 0) return errno == EINVAL ? -ENOTDIR : -errno;
+  if (++*hops > HOPS_MAX || on_procfs(cur)) return -ELOOP;
+  if (n == 0) return -ENOENT;
+  if ((size_t)n >= sizeof target) return -ENAMETOOLONG;
+  if (target[0] == '/') return -EXDEV;
+  size_t restlen = *end - *pos; /* starts with '/' when anything follows */
+  if ((size_t)n + restlen > WORK_MAX) return -ENAMETOOLONG;
+  memmove(buf + n, buf + *pos, restlen);
+  memcpy(buf, target, (size_t)n);
+  *end = (size_t)n + restlen;
+  buf[*end] = '\0';
+  *pos = 0;
+  return 0;
 }
 
 /* The userspace resolver: a walk over held O_PATH directory fds. With
- * follow_final the last component is walked like an intermediate one. */
+ * follow_final a final symlink is followed too (while it stays inside);
+ * a component a link's target ends with "/" must be a directory, and is
+ * followed, as the kernel does. */
 static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode,
                 bool follow_final) {
   char buf[WORK_MAX + 1];
@@ -100,8 +114,8 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
     size_t b = pos;
     while (pos < end && buf[pos] != '/') pos++;
     size_t clen = pos - b;
-    if (is_dot(buf + b, clen)) continue;
-    if (is_dotdot(buf + b, clen)) {
+    if (sb_path_is_dot(buf + b, clen)) continue;
+    if (sb_path_is_dotdot(buf + b, clen)) {
       if (sp == 0) { /* would climb above the root */
         ret = -EXDEV;
         break;
@@ -113,10 +127,33 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
     char saved = buf[pos];
     buf[pos] = '\0';
     const char *name = buf + b;
-    if (!follow_final && !more_after(buf, pos + (saved ? 1 : 0), end)) {
-      ret = openat(cur, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-      if (ret < 0) ret = -errno;
-      break;
+    if (!sb_path_more_after(buf, pos + (saved ? 1 : 0), end)) { /* the final component */
+      bool slash = saved == '/'; /* "name/": a directory, followed */
+      int fl = flags | (slash ? O_DIRECTORY : 0);
+      ret = openat(cur, name, fl | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (!follow_final && !slash) {
+        if (ret < 0) ret = -errno;
+        break;
+      }
+      /* O_NOFOLLOW: a link answers ELOOP, or with O_PATH is opened itself
+       * (ENOTDIR with O_DIRECTORY); only a link is spliced */
+      bool link = false;
+      if (ret >= 0 && (fl & O_PATH)) {
+        struct stat st;
+        link = fstat(ret, &st) == 0 && S_ISLNK(st.st_mode);
+        if (link) close(ret);
+      } else if (ret < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+        int err = errno;
+        char t;
+        link = readlinkat(cur, name, &t, 1) >= 0;
+        if (!link) errno = err;
+      }
+      if (!link) {
+        if (ret < 0) ret = -errno;
+        break;
+      }
+      if ((ret = splice_link(cur, name, saved, buf, &pos, &end, &hops)) != 0) break;
+      continue;
     }
     int fd = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
@@ -135,39 +172,7 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
       break;
     }
     /* Not a directory: a symlink to splice, or a real ENOTDIR. */
-    char target[SB_PATH_MAX + 1];
-    ssize_t n = readlinkat(cur, name, target, sizeof target);
-    buf[pos] = saved;
-    if (n < 0) {
-      ret = errno == EINVAL ? -ENOTDIR : -errno;
-      break;
-    }
-    if (++hops > HOPS_MAX || on_procfs(cur)) { /* loop, or a magic link */
-      ret = -ELOOP;
-      break;
-    }
-    if (n == 0) {
-      ret = -ENOENT;
-      break;
-    }
-    if ((size_t)n >= sizeof target) {
-      ret = -ENAMETOOLONG;
-      break;
-    }
-    if (target[0] == '/') { /* absolute: leaves the root even if it points back in */
-      ret = -EXDEV;
-      break;
-    }
-    size_t restlen = end - pos; /* starts with '/' */
-    if ((size_t)n + restlen > WORK_MAX) {
-      ret = -ENAMETOOLONG;
-      break;
-    }
-    memmove(buf + n, buf + pos, restlen);
-    memcpy(buf, target, (size_t)n);
-    end = (size_t)n + restlen;
-    buf[end] = '\0';
-    pos = 0;
+    if ((ret = splice_link(cur, name, saved, buf, &pos, &end, &hops)) != 0) break;
   }
   if (cur != r->rootfd) close(cur);
   while (sp > 0)
@@ -179,18 +184,16 @@ static int resolve(const sb_resolver *r, const char *rel, size_t len, int flags,
                    bool follow_final) {
   if (len > SB_PATH_MAX) return -ENAMETOOLONG;
   if (r->kind == SB_RESOLVE_FALLBACK) return walk(r, rel, len, flags, mode, follow_final);
-  char tmp[SB_PATH_MAX + 3];
+  char tmp[SB_PATH_MAX + 1];
   const char *path = rel;
   if (len == 0) {
     path = ".";
-  } else if (rel[len] != '\0' || follow_final) {
+  } else if (rel[len] != '\0') {
     memcpy(tmp, rel, len);
-    /* "x/." makes x an intermediate component: followed, still beneath */
-    if (follow_final) memcpy(tmp + len, "/.", 2), len += 2;
     tmp[len] = '\0';
     path = tmp;
   }
-  int fd = sys_openat2(r->rootfd, path, flags, mode);
+  int fd = sys_openat2(r->rootfd, path, flags, mode, follow_final);
   /* openat2 refuses ".." with EAGAIN while any rename runs anywhere on the
    * system; under a storm the retries can run out. The walk gives the same
    * answer without that limit (the fuzzer and the race specs check both). */
@@ -200,6 +203,10 @@ static int resolve(const sb_resolver *r, const char *rel, size_t len, int flags,
 
 int sb_resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode) {
   return resolve(r, rel, len, flags, mode, false);
+}
+
+int sb_resolve_follow(const sb_resolver *r, const char *rel, size_t len, int flags) {
+  return resolve(r, rel, len, flags, 0, true);
 }
 
 int sb_resolve_dir(const sb_resolver *r, const char *rel, size_t len) {

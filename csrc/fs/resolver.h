@@ -7,7 +7,9 @@
  * a stack of held O_PATH directory fds: ".." pops the stack, symlinks are
  * spliced into the remaining path with a hop budget, absolute symlinks and
  * pops past the root are escapes, procfs links are refused. Both give the
- * same answers. The final component is never followed (O_NOFOLLOW). */
+ * same answers. Escapes (through ".." or a link, absolute links included)
+ * are -EXDEV wherever they happen; -ELOOP is a real loop, or a final link
+ * where it is not followed. */
 #ifndef SB_RESOLVE_H
 #define SB_RESOLVE_H
 
@@ -33,6 +35,10 @@ bool sb_openat2_available(void);
  * flags | O_NOFOLLOW | O_CLOEXEC (mode with O_CREAT). Returns an fd or
  * -errno; -EXDEV means the path escapes the root. */
 int sb_resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode);
+
+/* The same with a final symlink followed while it stays inside the root
+ * (reads: "CLAUDE.md -> AGENTS.md"); never with O_CREAT. */
+int sb_resolve_follow(const sb_resolver *r, const char *rel, size_t len, int flags);
 
 /* Open a directory as an intermediate component: a final symlink is
  * followed like any other inside the root ("link/x" writes into link's

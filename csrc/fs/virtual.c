@@ -22,7 +22,7 @@ struct vnode {
   char *data;      /* files: `size` bytes and a NUL (NULL when empty) */
   uint64_t size;
   double mtime;
-  uint8_t type;     /* SB_T_FILE | SB_T_DIR */
+  uint8_t type;     /* SB_T_FILE | SB_T_DIR | SB_T_SYMLINK (data: the target, size: its length) */
   uint8_t unsorted; /* directories: children no longer in name order */
   uint16_t namelen;
   char name[];
@@ -89,9 +89,9 @@ static void subtree_free(const sb_mem *hmem, vnode *n, uint64_t *bytes, uint64_t
     HASH_DELETE(hh, n->children, c);
     subtree_free(hmem, c, bytes, nodes);
   }
-  if (n->type == SB_T_FILE) {
+  if (n->type != SB_T_DIR) {
     *bytes += n->size;
-    sb_free(hmem, n->data, n->size + 1);
+    sb_free(hmem, n->data, n->data ? n->size + 1 : 0);
   }
   (*nodes)++;
   sb_free(hmem, n, node_bytes(n->namelen));
@@ -106,59 +106,143 @@ static sb_code unlink_free(sb_fs *fs, vnode *n) {
   return SB_OK;
 }
 
-/* Walk components [0, upto). Intermediate components must be directories. */
-static sb_code walk_to(vtree *v, const sb_path *p, unsigned upto, vnode **out,
-                       unsigned *reached, sb_err *e) {
-  vnode *n = v->root;
-  for (unsigned i = 0; i < upto; i++) {
-    if (n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-    size_t len;
-    const char *c = sb_path_comp(p, i, &len);
-    if (sb_path_is_dotdot(c, len)) {
-      n = n->parent ? n->parent : n;
+/* ---- resolution (SPEC §4), as the container's resolver does it ---------- */
+
+#define HOPS_MAX 40 /* links per resolution, as the kernel */
+#define WORK_MAX (2 * SB_PATH_MAX + 2)
+
+
+typedef struct vres {
+  vnode *node;   /* what the path names */
+  bool followed; /* a link was followed on the way (the policy looks again) */
+} vres;
+
+/* Resolve a clean path ("" = the root; ".." kept) beneath the root: ".."
+ * climbs to the real parent, links are spliced into what remains (an
+ * absolute target, or a ".." above the root, is EESCAPE; more than
+ * HOPS_MAX hops ELOOP). A final link is followed when `follow`, or when a
+ * spliced target put a "/" after it. */
+static sb_code vresolve(vtree *v, const char *path, size_t len, bool follow, vres *out, sb_err *e) {
+  char buf[WORK_MAX + 1];
+  size_t pos = 0, end = len;
+  int hops = 0;
+  vnode *cur = v->root;
+  memcpy(buf, path, len);
+  buf[end] = '\0';
+  out->followed = false;
+  for (;;) {
+    while (pos < end && buf[pos] == '/') pos++;
+    if (pos >= end) break; /* cur itself */
+    size_t b = pos;
+    while (pos < end && buf[pos] != '/') pos++;
+    size_t clen = pos - b;
+    if (sb_path_is_dot(buf + b, clen)) continue;
+    if (sb_path_is_dotdot(buf + b, clen)) {
+      if (cur == v->root) return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
+      cur = cur->parent;
       continue;
     }
-    vnode *ch = child_find(n, c, len);
-    if (!ch) {
-      *out = n;
-      if (reached) *reached = i;
-      return sb_fail(e, SB_ENOENT, NULL);
+    vnode *ch = child_find(cur, buf + b, clen);
+    bool final = !sb_path_more_after(buf, pos, end), slash = final && pos < end;
+    if (!ch) return sb_fail(e, SB_ENOENT, NULL);
+    if (ch->type == SB_T_SYMLINK && (!final || follow || slash)) {
+      if (++hops > HOPS_MAX) return sb_fail(e, SB_ELOOP, NULL);
+      if (ch->data[0] == '/') return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
+      size_t n = ch->size, restlen = end - pos;
+      if (n + restlen > WORK_MAX) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+      memmove(buf + n, buf + pos, restlen);
+      memcpy(buf, ch->data, n);
+      end = n + restlen;
+      buf[end] = '\0';
+      pos = 0;
+      out->followed = true;
+      continue; /* relative to cur, the link's directory */
     }
-    n = ch;
+    if (final) {
+      if (slash && ch->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+      cur = ch;
+      break;
+    }
+    if (ch->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+    cur = ch;
   }
-  *out = n;
-  if (reached) *reached = upto;
+  out->node = cur;
   return SB_OK;
 }
 
-static sb_code lookup(vtree *v, const sb_path *p, vnode **out, sb_err *e) {
-  sb_code c = walk_to(v, p, p->ncomp, out, NULL, e);
-  if (c == SB_OK && p->must_dir && (*out)->type != SB_T_DIR)
-    return sb_fail(e, SB_ENOTDIR, NULL);
+/* The root-relative path of a node, into out (>= SB_PATH_MAX + 1 bytes;
+ * the tree never holds a deeper one). */
+static size_t node_path(const vnode *n, char *out) {
+  const vnode *chain[SB_MAXCOMP + 1];
+  size_t k = 0, len = 0;
+  for (; n && n->parent; n = n->parent) chain[k++] = n;
+  while (k > 0) {
+    const vnode *c = chain[--k];
+    if (len) out[len++] = '/';
+    memcpy(out + len, c->name, c->namelen);
+    len += c->namelen;
+  }
+  out[len] = '\0';
+  return len;
+}
+
+static bool rules_on(const sb_policy *pol) {
+  return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
+}
+
+/* Where a link was followed, the rules judge the real path (dir's, plus
+ * name when given), as the container judges every path. */
+static sb_code recheck(sb_fs *fs, const vres *r, const vnode *dir, const char *name, size_t nlen,
+                       sb_access acc, int kind, sb_err *e) {
+  const sb_policy *pol = fs->policy;
+  if (!r->followed || !rules_on(pol)) return SB_OK;
+  char real[SB_PATH_MAX + SB_NAME_MAX + 2];
+  size_t len = node_path(dir, real);
+  if (name) {
+    if (len) real[len++] = '/';
+    memcpy(real + len, name, nlen);
+    len += nlen;
+    real[len] = '\0';
+  }
+  return sb_policy_check(pol, acc, real, len, kind, e);
+}
+
+static sb_code lookup(vtree *v, const sb_path *p, bool follow, vres *r, sb_err *e) {
+  sb_code c = vresolve(v, p->buf, p->len, follow || p->must_dir, r, e);
+  if (c == SB_OK && p->must_dir && r->node->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+  return c;
+}
+
+/* The directory of components [0, k), followed like any intermediate one. */
+static sb_code resolve_dir(vtree *v, const sb_path *p, unsigned k, vres *r, sb_err *e) {
+  sb_code c = vresolve(v, p->buf, k ? (size_t)p->off[k] - 1 : 0, true, r, e);
+  if (c == SB_OK && r->node->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   return c;
 }
 
 /* Resolve the parent of the last component. With `create`, report how many
  * directories are missing instead of failing (they are created later, after
- * the quota check). A missing component followed by ".." cannot be created
- * unambiguously: ENOENT. */
-static sb_code find_parent(vtree *v, const sb_path *p, bool create, vnode **dir,
+ * the quota check), found as the container finds them: the deepest prefix
+ * that resolves. A missing component followed by "..", or one that exists
+ * only as a dangling link, cannot be created: ENOENT. */
+static sb_code find_parent(vtree *v, const sb_path *p, bool create, vres *dir,
                            unsigned *first_missing, sb_err *e) {
-  unsigned reached = 0;
   unsigned upto = p->ncomp - 1;
-  sb_code c = walk_to(v, p, upto, dir, &reached, e);
   *first_missing = upto;
-  if (c == SB_OK) {
-    if ((*dir)->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-    return SB_OK;
-  }
+  sb_code c = resolve_dir(v, p, upto, dir, e);
   if (c != SB_ENOENT || !create) return c;
-  for (unsigned i = reached; i < p->ncomp; i++) {
+  unsigned k = upto;
+  while (k > 0 && (c = resolve_dir(v, p, --k, dir, e)) == SB_ENOENT) {}
+  if (c != SB_OK) return c;
+  for (unsigned i = k; i < p->ncomp; i++) {
     size_t len;
     const char *c2 = sb_path_comp(p, i, &len);
     if (sb_path_is_dotdot(c2, len)) return sb_fail(e, SB_ENOENT, NULL);
   }
-  *first_missing = reached;
+  size_t len;
+  const char *name = sb_path_comp(p, k, &len);
+  if (child_find(dir->node, name, len)) return sb_fail(e, SB_ENOENT, NULL); /* a dangling link */
+  *first_missing = k;
   return SB_OK;
 }
 
@@ -185,10 +269,12 @@ static sb_code make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from,
 }
 
 static sb_code vt_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
-  vnode *n;
-  sb_code c = lookup(VT(fs), p, &n, e);
+  vres r;
+  sb_code c = lookup(VT(fs), p, true, &r, e);
   if (c != SB_OK) return c;
+  vnode *n = r.node;
   if (n->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
+  if ((c = recheck(fs, &r, n, NULL, 0, SB_ACC_READ, SB_KIND_FILE, e)) != SB_OK) return c;
   if ((c = sb_policy_read_size(fs->policy, n->size, e)) != SB_OK) return c;
   out->p = n->data ? n->data : "";
   out->len = n->size;
@@ -200,15 +286,19 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   const sb_mem *hmem = &fs->mem;
   vtree *v = VT(fs);
   if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
-  vnode *dir, *old = NULL;
+  vnode *old = NULL;
+  vres pr;
   unsigned miss;
-  sb_code c = find_parent(v, p, o->parents, &dir, &miss, e);
+  sb_code c = find_parent(v, p, o->parents, &pr, &miss, e);
   if (c != SB_OK) return c;
+  vnode *dir = pr.node;
   size_t nlen;
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
   unsigned ndirs = p->ncomp - 1 - miss;
+  if ((c = recheck(fs, &pr, dir, name, nlen, SB_ACC_WRITE, SB_KIND_FILE, e)) != SB_OK) return c;
   if (ndirs == 0 && (old = child_find(dir, name, nlen)) != NULL) {
     if (old->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
+    if (old->type == SB_T_SYMLINK) return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
     if (!o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
   }
   int64_t dbytes = (int64_t)len - (int64_t)(old ? old->size : 0);
@@ -258,18 +348,103 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   return SB_OK;
 }
 
+/* Sizes as lstat gives them: a file's bytes, a link's text, 0 for a directory. */
+static uint64_t entry_size(const vnode *n) { return n->type == SB_T_DIR ? 0 : n->size; }
+
 static void fill_stat(const vnode *n, sb_stat *st) {
   st->type = n->type;
-  st->size = n->type == SB_T_FILE ? n->size : 0;
+  st->size = entry_size(n);
   st->mtime = n->mtime;
-  st->mode = n->type == SB_T_DIR ? 0755 : 0644;
+  st->mode = n->type == SB_T_DIR ? 0755 : n->type == SB_T_SYMLINK ? 0777 : 0644;
 }
 
-static sb_code vt_stat(sb_fs *fs, const sb_path *p, sb_stat *st, sb_err *e) {
-  vnode *n;
-  sb_code c = lookup(VT(fs), p, &n, e);
-  if (c == SB_OK) fill_stat(n, st);
+static sb_code vt_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e) {
+  vres r;
+  sb_code c = lookup(VT(fs), p, follow, &r, e);
+  if (c == SB_OK)
+    c = recheck(fs, &r, r.node, NULL, 0, SB_ACC_LIST, r.node->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e);
+  if (c == SB_OK) fill_stat(r.node, st);
   return c;
+}
+
+/* The parent of p's last component and that entry (NULL: none), links in
+ * the parent followed, the entry itself not. */
+static sb_code find_entry(vtree *v, const sb_path *p, vres *dir, vnode **ent, sb_err *e) {
+  unsigned miss;
+  sb_code c = find_parent(v, p, false, dir, &miss, e);
+  if (c != SB_OK) return c;
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  *ent = child_find(dir->node, name, nlen);
+  return SB_OK;
+}
+
+static sb_code vt_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_path *p, sb_err *e) {
+  const sb_mem *hmem = &fs->mem;
+  vres dir;
+  vnode *old;
+  sb_code c = find_entry(VT(fs), p, &dir, &old, e);
+  if (c != SB_OK) return c;
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  char real[SB_PATH_MAX + 1];
+  size_t rlen = node_path(dir.node, real);
+  if ((c = recheck(fs, &dir, dir.node, name, nlen, SB_ACC_WRITE, SB_KIND_FILE, e)) != SB_OK ||
+      (c = sb_policy_link(fs->policy, real, rlen, target, tlen, e)) != SB_OK)
+    return c;
+  if (old) return sb_fail(e, SB_EEXIST, NULL);
+  if (p->must_dir) return sb_fail(e, SB_ENOENT, NULL); /* "new/": a link cannot be a directory */
+  if ((c = sb_quota_check(&fs->quota, (int64_t)tlen, 1, e)) != SB_OK) return c;
+  vnode *l = node_new(hmem, name, nlen, SB_T_SYMLINK);
+  char *text = sb_malloc(hmem, tlen + 1);
+  if (!l || !text || (memcpy(text, target, tlen), text[tlen] = '\0', l->data = text, l->size = tlen,
+                      !child_add(hmem, dir.node, l))) {
+    sb_free(hmem, text, text ? tlen + 1 : 0);
+    sb_free(hmem, l, l ? node_bytes(nlen) : 0);
+    return sb_fail(e, SB_ENOSPC, "out of memory");
+  }
+  sb_quota_apply(&fs->quota, (int64_t)tlen, 1);
+  return SB_OK;
+}
+
+static sb_code vt_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
+  if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "not a symbolic link");
+  vres dir;
+  vnode *n;
+  sb_code c = find_entry(VT(fs), p, &dir, &n, e);
+  if (c != SB_OK) return c;
+  if (!n) return sb_fail(e, SB_ENOENT, NULL);
+  if (n->type != SB_T_SYMLINK || p->must_dir) return sb_fail(e, SB_EINVAL, "not a symbolic link");
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = recheck(fs, &dir, dir.node, name, nlen, SB_ACC_LIST, SB_KIND_FILE, e)) != SB_OK) return c;
+  out->p = n->data;
+  out->len = n->size;
+  return SB_OK;
+}
+
+static sb_code vt_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e) {
+  sb_buf *b = &fs->scratch;
+  b->len = 0;
+  if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + SB_NAME_MAX + 2) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+  vres r;
+  sb_code c;
+  if (follow || p->ncomp == 0 || sb_path_names_no_entry(p)) {
+    if ((c = lookup(VT(fs), p, true, &r, e)) != SB_OK) return c;
+    b->len = node_path(r.node, b->p);
+  } else {
+    vnode *n;
+    if ((c = find_entry(VT(fs), p, &r, &n, e)) != SB_OK) return c;
+    size_t len = node_path(r.node, b->p), nlen;
+    const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+    if (len) b->p[len++] = '/';
+    memcpy(b->p + len, name, nlen);
+    b->len = len + nlen;
+    b->p[b->len] = '\0';
+  }
+  out->p = b->p;
+  out->len = b->len;
+  return SB_OK;
 }
 
 static sb_code list_children(sb_fs *fs, vnode *d, sb_dirlist *out, sb_err *e) {
@@ -279,30 +454,33 @@ static sb_code list_children(sb_fs *fs, vnode *d, sb_dirlist *out, sb_err *e) {
     d->unsorted = 0;
   }
   HASH_ITER(hh, d->children, c, tmp) {
-    sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = c->type == SB_T_FILE ? c->size : 0};
+    sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = entry_size(c)};
     if (sb_dirlist_push(&fs->mem, out, &ent) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   return SB_OK;
 }
 
 static sb_code vt_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e) {
-  vnode *n;
-  sb_code c = lookup(VT(fs), p, &n, e);
+  vres r;
+  sb_code c = lookup(VT(fs), p, true, &r, e);
   if (c != SB_OK) return c;
-  if (n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-  return list_children(fs, n, out, e);
+  if (r.node->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+  if ((c = recheck(fs, &r, r.node, NULL, 0, SB_ACC_LIST, SB_KIND_DIR, e)) != SB_OK) return c;
+  return list_children(fs, r.node, out, e);
 }
 
 static sb_code vt_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   vtree *v = VT(fs);
-  vnode *dir;
+  vres pr;
   unsigned miss;
-  sb_code c = find_parent(v, p, parents, &dir, &miss, e);
+  sb_code c = find_parent(v, p, parents, &pr, &miss, e);
   if (c != SB_OK) return c;
+  vnode *dir = pr.node;
   unsigned ndirs = p->ncomp - 1 - miss;
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = recheck(fs, &pr, dir, name, nlen, SB_ACC_MODIFY, SB_KIND_DIR, e)) != SB_OK) return c;
   if (ndirs == 0) {
-    size_t nlen;
-    const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
     vnode *old = child_find(dir, name, nlen);
     if (old) {
       if (old->type == SB_T_DIR && parents) return SB_OK;
@@ -314,11 +492,21 @@ static sb_code vt_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   return make_dirs(fs, p, dir, miss, p->ncomp, &last, e);
 }
 
+/* The entry itself, never a link's target ("link/" must then be a
+ * directory, and a link is not one: ENOTDIR, as the kernel says). */
 static sb_code vt_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e) {
+  if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "the sandbox root cannot be removed");
+  vres dir;
   vnode *n;
-  sb_code c = lookup(VT(fs), p, &n, e);
+  sb_code c = find_entry(VT(fs), p, &dir, &n, e);
   if (c != SB_OK) return c;
-  if (n == VT(fs)->root) return sb_fail(e, SB_EINVAL, "the sandbox root cannot be removed");
+  if (!n) return sb_fail(e, SB_ENOENT, NULL);
+  if (p->must_dir && n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = recheck(fs, &dir, dir.node, name, nlen, SB_ACC_MODIFY,
+                   n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e)) != SB_OK)
+    return c;
   if (n->type == SB_T_DIR && n->children && !recursive)
     return sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
   return unlink_free(fs, n);
@@ -335,11 +523,14 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   const sb_mem *hmem = &fs->mem;
   vtree *v = VT(fs);
   vnode *src, *sdir, *dir;
+  vres sr, dr;
   unsigned miss;
   /* as the kernel: both parents first, then the source entry */
-  sb_code c = find_parent(v, from, false, &sdir, &miss, e);
+  sb_code c = find_parent(v, from, false, &sr, &miss, e);
   if (c != SB_OK) return c;
-  if ((c = find_parent(v, to, false, &dir, &miss, e)) != SB_OK) return c;
+  if ((c = find_parent(v, to, false, &dr, &miss, e)) != SB_OK) return c;
+  sdir = sr.node;
+  dir = dr.node;
   size_t slen;
   const char *sname = sb_path_comp(from, from->ncomp - 1, &slen);
   if (!(src = child_find(sdir, sname, slen))) return sb_fail(e, SB_ENOENT, NULL);
@@ -347,6 +538,10 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   if (to->must_dir && src->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   size_t nlen;
   const char *name = sb_path_comp(to, to->ncomp - 1, &nlen);
+  int kind = src->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE;
+  if ((c = recheck(fs, &sr, sdir, sname, slen, SB_ACC_MODIFY, kind, e)) != SB_OK ||
+      (c = recheck(fs, &dr, dir, name, nlen, SB_ACC_MODIFY, kind, e)) != SB_OK)
+    return c;
   vnode *dst = child_find(dir, name, nlen);
   if (dst == src) return SB_OK;
   /* the kernel's order from here: EEXIST, EINVAL, ENOTEMPTY, then types */
@@ -426,7 +621,7 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
     if (rlen) w->rel[rlen] = '/';
     memcpy(w->rel + len - c->namelen, c->name, c->namelen);
     w->rel[len] = '\0';
-    sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = c->type == SB_T_FILE ? c->size : 0};
+    sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = entry_size(c)};
     r = w->fn(w->ud, w->rel, len, &ent, c);
     if (r == SB_WALK_CONTINUE && c->type == SB_T_DIR) r = walk_dir(w, c, len, e);
     else if (r == SB_WALK_SKIP) r = SB_WALK_CONTINUE;
@@ -436,16 +631,23 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
 }
 
 static sb_code vt_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
-  vnode *n;
-  sb_code c = lookup(VT(fs), p, &n, e);
+  vres r;
+  sb_code c = lookup(VT(fs), p, true, &r, e); /* a named start is followed: grep{path = "link"} */
   if (c != SB_OK) return c;
+  vnode *n = r.node;
   walk_state *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
   w->fs = fs;
   w->fn = fn;
   w->ud = ud;
   e->code = SB_OK;
-  size_t rlen = sb_path_clean(p, w->rel);
+  /* below a followed link, entries are named by where they really are, so
+   * rules judge real paths (as the container does) */
+  size_t rlen = r.followed && rules_on(fs->policy) ? node_path(n, w->rel) : sb_path_clean(p, w->rel);
+  if ((c = recheck(fs, &r, n, NULL, 0, SB_ACC_LIST, n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e)) != SB_OK) {
+    sb_free(&fs->mem, w, sizeof *w);
+    return c;
+  }
   if (n->type != SB_T_DIR) {
     sb_dirent ent = {.name = n->name, .namelen = n->namelen, .type = n->type, .size = n->size};
     fn(ud, w->rel, rlen, &ent, n);
@@ -475,7 +677,7 @@ static void vt_close(sb_fs *fs) {
 }
 
 static size_t tree_bytes(vnode *n) {
-  size_t total = node_bytes(n->namelen) + (n->type == SB_T_FILE && n->size ? n->size + 1 : 0);
+  size_t total = node_bytes(n->namelen) + (n->type != SB_T_DIR && n->data ? n->size + 1 : 0);
   if (n->children)
     total += sizeof(UT_hash_table) + n->children->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
   vnode *c, *tmp;
@@ -501,6 +703,9 @@ sb_code sb_virtual_open(sb_fs *fs, sb_err *e) {
 const sb_backend sb_virtual_backend = {
     .kind = "virtual",
     .read = vt_read,
+    .symlink = vt_symlink,
+    .readlink = vt_readlink,
+    .realpath = vt_realpath,
     .write = vt_write,
     .stat = vt_stat,
     .readdir = vt_readdir,

@@ -1,6 +1,8 @@
-/* The file methods of the Sandbox interface (SPEC §3): read_file,
- * write_file, stat, exists, readdir, mkdir, remove, rename. Each: front door
- * -> policy -> backend -> push -> audit. */
+/* The file methods of the Sandbox interface (SPEC §3, §4): read_file,
+ * write_file, stat, exists, readdir, mkdir, remove, rename, symlink,
+ * readlink, realpath. Each: front door -> policy -> backend -> push ->
+ * audit. What symlinks mean is the backends' one contract (fs/backend.h);
+ * the messages that advise what to do instead are made here, once. */
 #include "lua/fs.h"
 
 #include <string.h>
@@ -9,9 +11,67 @@
 #include "lua/object.h"
 #include "lua/options.h"
 
+/* ---- symlinks: where a final link leads, for the advice ------------------- */
+
+/* Where the final link p leads, as a clean root-relative path in out (cap >=
+ * 2 * SB_PATH_MAX + 2): SB_OK, SB_EESCAPE when outside, SB_ELOOP, or
+ * another code. Hop by hop, each link's text joined to its real directory,
+ * so a dangling target (what a write would create) is found too. */
+static sb_code link_leads(sb_sandbox *sb, const sb_path *p, char *out, size_t cap, sb_err *e) {
+  sb_fs *fs = &sb->fs;
+  sb_path curp, *cur = &curp;
+  *cur = *p;
+  for (int hop = 0; hop <= 40; hop++) {
+    sb_bytes b;
+    sb_stat st;
+    sb_code c = fs->be->realpath(fs, cur, false, &b, e);
+    if (c == SB_ENOENT && hop > 0) return SB_OK; /* out: where a write would make it, parents and all */
+    if (c != SB_OK) return c;
+    size_t rlen = b.len;
+    memcpy(out, b.p, rlen + 1);
+    if ((c = sb_path_from_rel(cur, out, rlen, e)) != SB_OK) return c;
+    c = fs->be->stat(fs, cur, false, &st, e);
+    if (c == SB_ENOENT || (c == SB_OK && st.type != SB_T_SYMLINK)) return SB_OK; /* out names it */
+    if (c != SB_OK) return c;
+    if ((c = fs->be->readlink(fs, cur, &b, e)) != SB_OK) return c;
+    char text[SB_PATH_MAX + 1], dir[2 * SB_PATH_MAX + 2];
+    size_t tlen = b.len, dlen = rlen;
+    memcpy(text, b.p, tlen);
+    while (dlen > 0 && out[dlen - 1] != '/') dlen--; /* the link's directory */
+    if (dlen > 0) dlen--;
+    memcpy(dir, out, dlen);
+    long n = sb_link_join(dir, dlen, text, tlen, out, cap);
+    if (n < 0) return SB_EESCAPE;
+    if ((c = sb_path_from_rel(cur, out, (size_t)n, e)) != SB_OK) return c;
+  }
+  return SB_ELOOP;
+}
+
+/* write_file found a link where the file would go (writes never follow
+ * one): say where it leads and what to write instead, or that it leads out. */
+static void advise_link_write(sb_sandbox *sb, sb_op *op) {
+  char to[2 * SB_PATH_MAX + 2];
+  sb_err e2;
+  sb_code c = link_leads(sb, &op->p, to, sizeof to, &e2);
+  if (c == SB_EESCAPE)
+    sb_fail(&op->e, SB_EESCAPE, "this is a symbolic link leading outside the sandbox: it is not written through");
+  else if (c == SB_OK)
+    sb_failf(&op->e, SB_ELOOP, "this is a symbolic link to '%.*s' (writes never follow a link): write to '%.*s' "
+             "instead, or remove the link first", 200, to, 200, to);
+}
+
+/* "x/." names x only as a directory to look in: remove and rename refuse
+ * it, as the kernel does, whatever x is (a missing x: ENOENT, a file:
+ * ENOTDIR, a directory: EINVAL). */
+static sb_code refuse_dot_final(sb_sandbox *sb, sb_op *op) {
+  if (!op->p.dot_final) return SB_OK;
+  sb_stat st;
+  sb_code c = sb->fs.be->stat(&sb->fs, &op->p, true, &st, &op->e);
+  if (c != SB_OK) return c;
+  return sb_fail(&op->e, SB_EINVAL, "a path ending in '/.' names no entry of its own: use the path without it");
+}
+
 /* ---- methods ------------------------------------------------------------ */
-
-
 
 static int m_read_file(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
@@ -47,8 +107,10 @@ static int m_write_file(lua_State *L) {
   }
   if (sb_lua_guard(sb, op, &op->p, SB_ACC_WRITE, SB_KIND_FILE) != SB_OK ||
       sb_policy_write_size(&sb->policy, len, &op->e) != SB_OK ||
-      sb->fs.be->write(&sb->fs, &op->p, data, len, &o, &op->e) != SB_OK)
+      sb->fs.be->write(&sb->fs, &op->p, data, len, &o, &op->e) != SB_OK) {
+    if (op->e.code == SB_ELOOP) advise_link_write(sb, op);
     return sb_lua_fail(L, sb, op);
+  }
   lua_pushboolean(L, 1);
   sb_lua_audit_ok(L, sb, op, (lua_Integer)len);
   return 1;
@@ -84,13 +146,17 @@ static void push_stat(lua_State *L, const sb_stat *st) {
   set_key(L, K_MODE);
 }
 
+static const sb_optspec stat_opts[] = {{"follow", LUA_TBOOLEAN}, {NULL, 0}};
+
 static int m_stat(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_lua_check_opts(L, 3, "stat", stat_opts);
+  bool follow = sb_lua_opt_bool(L, 3, "follow", false);
   SB_OP(op, "stat");
   sb_stat st;
   if (sb_lua_arg_path(L, sb, 2, op) != SB_OK ||
       sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK ||
-      sb->fs.be->stat(&sb->fs, &op->p, &st, &op->e) != SB_OK)
+      sb->fs.be->stat(&sb->fs, &op->p, follow, &st, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   if (st.type == SB_T_FILE && sb->policy.has_allow &&
       sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_FILE) != SB_OK)
@@ -107,7 +173,7 @@ static int m_exists(lua_State *L) {
   if (sb_lua_arg_path(L, sb, 2, op) != SB_OK) return sb_lua_fail(L, sb, op);
   bool found = false;
   if (sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) == SB_OK) {
-    sb_code c = sb->fs.be->stat(&sb->fs, &op->p, &st, &op->e);
+    sb_code c = sb->fs.be->stat(&sb->fs, &op->p, true, &st, &op->e);
     if (c == SB_OK)
       found = st.type != SB_T_FILE || !sb->policy.has_allow ||
               sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_FILE) == SB_OK;
@@ -179,7 +245,7 @@ static int m_mkdir(lua_State *L) {
       return sb_lua_fail(L, sb, op);
     }
     sb_stat st;
-    if (sb->fs.be->stat(&sb->fs, &op->p, &st, &op->e) != SB_OK) return sb_lua_fail(L, sb, op);
+    if (sb->fs.be->stat(&sb->fs, &op->p, true, &st, &op->e) != SB_OK) return sb_lua_fail(L, sb, op);
   } else if (sb->fs.be->mkdir(&sb->fs, &op->p, parents, &op->e) != SB_OK) {
     return sb_lua_fail(L, sb, op);
   }
@@ -192,7 +258,7 @@ static int m_mkdir(lua_State *L) {
 static int kind_for_ext(sb_sandbox *sb, const sb_path *p) {
   sb_stat st;
   sb_err e;
-  if (!sb->policy.has_ext_write || sb->fs.be->stat(&sb->fs, p, &st, &e) != SB_OK) return SB_KIND_UNKNOWN;
+  if (!sb->policy.has_ext_write || sb->fs.be->stat(&sb->fs, p, false, &st, &e) != SB_OK) return SB_KIND_UNKNOWN;
   return st.type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE;
 }
 
@@ -208,7 +274,8 @@ static int m_remove(lua_State *L) {
     sb_fail(&op->e, SB_EINVAL, "the sandbox root cannot be removed");
     return sb_lua_fail(L, sb, op);
   }
-  if (sb_lua_guard(sb, op, &op->p, SB_ACC_MODIFY, kind_for_ext(sb, &op->p)) != SB_OK ||
+  if (refuse_dot_final(sb, op) != SB_OK ||
+      sb_lua_guard(sb, op, &op->p, SB_ACC_MODIFY, kind_for_ext(sb, &op->p)) != SB_OK ||
       sb->fs.be->remove(&sb->fs, &op->p, recursive, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   lua_pushboolean(L, 1);
@@ -233,6 +300,11 @@ static int m_rename(lua_State *L) {
     sb_fail(&op->e, SB_EINVAL, "the sandbox root cannot be renamed or replaced");
     return sb_lua_fail(L, sb, op);
   }
+  if (refuse_dot_final(sb, op) != SB_OK) return sb_lua_fail(L, sb, op);
+  if (refuse_dot_final(sb, to) != SB_OK) {
+    op->e = to->e;
+    return sb_lua_fail(L, sb, op);
+  }
   int kind = kind_for_ext(sb, &op->p);
   if (sb_lua_guard(sb, op, &op->p, SB_ACC_MODIFY, kind) != SB_OK ||
       sb_lua_guard(sb, op, &to->p, SB_ACC_MODIFY, kind) != SB_OK ||
@@ -243,11 +315,62 @@ static int m_rename(lua_State *L) {
   return 1;
 }
 
+/* sb:symlink(target, path): a link at path with the text target (SPEC §4). */
+static int m_symlink(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  size_t tlen;
+  if (lua_type(L, 2) != LUA_TSTRING) luaL_typeerror(L, 2, "string");
+  const char *target = lua_tolstring(L, 2, &tlen);
+  SB_OP(op, "symlink");
+  if (sb_lua_arg_path(L, sb, 3, op) != SB_OK) return sb_lua_fail(L, sb, op);
+  if (sb_path_names_no_entry(&op->p)) {
+    sb_fail(&op->e, SB_EEXIST, "a path for the new link is needed");
+    return sb_lua_fail(L, sb, op);
+  }
+  if (sb_lua_guard(sb, op, &op->p, SB_ACC_WRITE, SB_KIND_FILE) != SB_OK ||
+      sb->fs.be->symlink(&sb->fs, target, tlen, &op->p, &op->e) != SB_OK)
+    return sb_lua_fail(L, sb, op);
+  lua_pushboolean(L, 1);
+  sb_lua_audit_ok(L, sb, op, (lua_Integer)tlen);
+  return 1;
+}
+
+/* Push what a backend call handed out (a link's text, a real path). */
+static int push_bytes(lua_State *L, sb_sandbox *sb, sb_op *op, sb_code c, const sb_bytes *b) {
+  if (c != SB_OK) return sb_lua_fail(L, sb, op);
+  lua_pushlstring(L, b->p, b->len);
+  sb_lua_audit_ok(L, sb, op, -1);
+  return 1;
+}
+
+static int m_readlink(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  SB_OP(op, "readlink");
+  sb_bytes b = {0};
+  sb_code c = sb_lua_arg_path(L, sb, 2, op);
+  if (c == SB_OK) c = sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN);
+  if (c == SB_OK) c = sb->fs.be->readlink(&sb->fs, &op->p, &b, &op->e);
+  return push_bytes(L, sb, op, c, &b);
+}
+
+/* sb:realpath(path): the clean root-relative path that path really names,
+ * every link followed while inside. */
+static int m_realpath(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  SB_OP(op, "realpath");
+  sb_bytes b = {0};
+  sb_code c = sb_lua_arg_path(L, sb, 2, op);
+  if (c == SB_OK) c = sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN);
+  if (c == SB_OK) c = sb->fs.be->realpath(&sb->fs, &op->p, true, &b, &op->e);
+  return push_bytes(L, sb, op, c, &b);
+}
+
 void sb_lua_fs_methods(lua_State *L) {
   static const luaL_Reg fns[] = {
       {"read_file", m_read_file}, {"write_file", m_write_file}, {"stat", m_stat},
       {"exists", m_exists},       {"readdir", m_readdir},       {"mkdir", m_mkdir},
-      {"remove", m_remove},       {"rename", m_rename},         {NULL, NULL}};
+      {"remove", m_remove},       {"rename", m_rename},         {"symlink", m_symlink},
+      {"readlink", m_readlink},   {"realpath", m_realpath},     {NULL, NULL}};
   /* result tables are built with keys and type names interned once, as
    * upvalues (lua_setfield would look each C string up) */
   for (int i = 0; i < K_COUNT; i++) lua_pushstring(L, KEYS[i]);

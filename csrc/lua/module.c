@@ -30,30 +30,43 @@
 #include "lua/search.h"
 #include "sandbox.h"
 
-/* Load opts.files: {["path"] = "content" | true (a directory)}. Written by
- * the host, so policy does not apply; limits do. */
+/* Load opts.files: {["path"] = "content" | true (a directory) | {symlink =
+ * "target"}}. Written by the host, so policy does not apply; limits and the
+ * rule on links leading out do. */
 static void load_files(lua_State *L, int opts, sb_sandbox *sb) {
   if (lua_getfield(L, opts, "files") != LUA_TTABLE) {
     lua_pop(L, 1);
     return;
   }
   int t = lua_gettop(L);
-  sb_op *op = lua_newuserdatauv(L, sizeof *op, 0); /* too big for comfort on the C stack */
+  sb_op *op = lua_newuserdatauv(L, 2 * sizeof *op, 0); /* too big for comfort on the C stack */
+  sb_op *dir = op + 1;
   lua_pushnil(L);
   while (lua_next(L, t)) {
     if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "files: keys must be path strings");
     size_t n, len = 0;
     const char *path = lua_tolstring(L, -2, &n);
     int vt = lua_type(L, -1);
-    if (vt != LUA_TSTRING && !(vt == LUA_TBOOLEAN && lua_toboolean(L, -1)))
-      luaL_error(L, "files['%s']: value must be a string (contents) or true (a directory)", path);
+    const char *link = NULL;
+    if (vt == LUA_TTABLE) {
+      lua_getfield(L, -1, "symlink");
+      link = lua_tolstring(L, -1, &len);
+      lua_pop(L, 1); /* the string stays referenced by the table */
+    }
+    if (vt != LUA_TSTRING && !(vt == LUA_TBOOLEAN && lua_toboolean(L, -1)) && !link)
+      luaL_error(L, "files['%s']: value must be a string (contents), true (a directory) or {symlink = target}", path);
     const char *data = vt == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
     sb_code c = sb_path_parse(&op->p, path, n, sb->cwd, sb->cwdlen, &op->e);
-    if (c == SB_OK && sb_path_names_no_entry(&op->p) && data)
+    if (c == SB_OK && sb_path_names_no_entry(&op->p) && (data || link))
       c = sb_fail(&op->e, SB_EISDIR, NULL);
     if (c == SB_OK && data) {
       sb_write_opts o = {.overwrite = true, .parents = true};
       c = sb->fs.be->write(&sb->fs, &op->p, data, len, &o, &op->e);
+    } else if (c == SB_OK && link) {
+      size_t pl = sb_path_parent_len(&op->p);
+      if (pl && (c = sb_path_from_rel(&dir->p, op->p.buf, pl, &op->e)) == SB_OK)
+        c = sb->fs.be->mkdir(&sb->fs, &dir->p, true, &op->e);
+      if (c == SB_OK) c = sb->fs.be->symlink(&sb->fs, link, len, &op->p, &op->e);
     } else if (c == SB_OK && !sb_path_names_no_entry(&op->p)) {
       c = sb->fs.be->mkdir(&sb->fs, &op->p, true, &op->e);
     }

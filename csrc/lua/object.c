@@ -273,6 +273,7 @@ static void load_policy(lua_State *L, int opts, sb_sandbox *sb) {
   p->max_write_bytes = sb_opt_u64(L, opts, "max_write_bytes");
   p->allow_overwrite = sb_opt_bool(L, opts, "allow_overwrite");
   p->read_only = sb_opt_bool(L, opts, "read_only");
+  p->allow_escaping_links = sb_opt_bool(L, opts, "allow_escaping_links");
   if (lua_getfield(L, opts, "rules") == LUA_TTABLE) {
     load_list(L, -1, "deny", sb, SB_POLICY_DENY);
     load_list(L, -1, "allow", sb, SB_POLICY_ALLOW);

@@ -175,7 +175,7 @@ static int glob_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
 sb_code sb_search_glob(sb_search *s, const sb_path *start) {
   sb_fs *fs = s->fs;
   sb_stat st;
-  sb_code c = fs->be->stat(fs, start, &st, s->e);
+  sb_code c = fs->be->stat(fs, start, true, &st, s->e); /* a link in the prefix is followed, as the walk follows its start */
   if (c == SB_OK && st.type != SB_T_DIR) c = SB_ENOTDIR; /* a prefix names directories */
   if (c == SB_OK) {
     /* the walk visits what is below the start; the start itself may match */

@@ -48,6 +48,7 @@ M.options = {
   max_write_bytes = { check = C.size, default = 5 * 1024 * 1024 },
   allow_overwrite = { check = C.boolean, default = true },
   read_only = { check = C.boolean, default = false },
+  allow_escaping_links = { check = C.boolean, default = false },
   rules = { check = sub_table({ deny = true, allow = true }, glob_ok) },
   extensions = { check = sub_table({ read = true, write = true }, ext_ok) },
   audit = { check = C.func },

@@ -5,15 +5,17 @@ local options = require "sandbox.options"
 
 local M = {}
 
-local type, pairs, fmt = type, pairs, string.format
+local type, pairs, next, fmt = type, pairs, next, string.format
 local C = options.checkers
 
 local function files(v)
   if type(v) ~= "table" then return nil, "must be a table of path = content" end
   for k, x in pairs(v) do
     if type(k) ~= "string" then return nil, "keys must be path strings" end
-    if type(x) ~= "string" and x ~= true then
-      return nil, fmt("['%s'] must be a string (contents) or true (a directory)", k)
+    local link = type(x) == "table" and next(x) == "symlink" and next(x, "symlink") == nil
+      and type(x.symlink) == "string"
+    if type(x) ~= "string" and x ~= true and not link then
+      return nil, fmt("['%s'] must be a string (contents), true (a directory) or {symlink = target}", k)
     end
   end
   return v

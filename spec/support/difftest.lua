@@ -19,8 +19,11 @@ end
 
 local COMPS = { "a", "b", "c", "d.txt", "e.lua", "..", ".", "", "é", "x y", "A", "a.b.c" }
 
+local SHORT = { "a", "b", "c", "d.txt", "a/b", "b/c", "a/b/c", "c/a" }
+
 local function gen_path(r)
   local k = r(10)
+  if k >= 8 then return { rel = SHORT[r(#SHORT)] } end -- few names: operations meet each other's files and links
   if k == 1 then -- specials
     local sp = { ".", "./", "a/", "a/.", "a//b", "../a", "a/../..", "", "a\0b", "/etc/passwd",
                  ("n"):rep(256), ("n"):rep(255), "ÿ/þ", "a/b/c/d/e/f", ("a/"):rep(2048) }
@@ -42,11 +45,15 @@ end
 
 local GLOBS = { "*", "**", "**/*.txt", "a/*", "?", "[ab]*", "*/**/c", "**/e.lua", "a/**", "x*/*" }
 local GREPS = { "x", "^a", "[0-9]+", "z$", "." }
+-- link texts: inside, chains, dangling, loops (a link to itself or its
+-- parent), out by "..", absolute, with trailing slashes and dots
+local LINKS = { "a", "b", "a/b", "d.txt", "..", ".", "./a", "a/..", "../a", "../..", "b/../..", "nope",
+                "a/", "a/.", "/etc", "/", "x y", "c", "e.lua/", "A/../a" }
 
 --- A random operation: {kind, path(s), args}.
 function M.gen_op(r)
   local kinds = { "write", "write", "write", "read", "read", "mkdir", "mkdir", "remove", "rename",
-                  "readdir", "stat", "exists", "glob", "grep" }
+                  "readdir", "stat", "exists", "glob", "grep", "symlink", "symlink", "readlink", "realpath" }
   local k = kinds[r(#kinds)]
   local op = { kind = k, path = gen_path(r) }
   if k == "write" then
@@ -65,6 +72,10 @@ function M.gen_op(r)
   elseif k == "grep" then
     op.pattern = GREPS[r(#GREPS)]
     op.opts = { literal = r(3) == 1 }
+  elseif k == "symlink" then
+    op.target = LINKS[r(#LINKS)]
+  elseif k == "stat" then
+    op.opts = { follow = r(2) == 1 }
   end
   return op
 end
@@ -103,7 +114,10 @@ function M.apply(sb, op)
   elseif k == "remove" then return outcome(sb:remove(p, op.opts))
   elseif k == "rename" then return outcome(sb:rename(p, resolve(sb, op.to), op.opts))
   elseif k == "readdir" then return outcome(sb:readdir(p))
-  elseif k == "stat" then return outcome(sb:stat(p))
+  elseif k == "stat" then return outcome(sb:stat(p, op.opts))
+  elseif k == "symlink" then return outcome(sb:symlink(op.target, p))
+  elseif k == "readlink" then return outcome(sb:readlink(p))
+  elseif k == "realpath" then return outcome(sb:realpath(p))
   elseif k == "exists" then return outcome(sb:exists(p))
   elseif k == "glob" then return outcome(sb:glob(op.pattern, { max_results = 50 }))
   elseif k == "grep" then return outcome(sb:grep(op.pattern, { literal = op.opts.literal, max_results = 50 }))
@@ -128,9 +142,10 @@ function M.describe(op)
   if k == "write" then return fmt("sb:write_file(%s, %q%s)", show_path(op.path), op.data, o(op.opts)) end
   if k == "rename" then return fmt("sb:rename(%s, %s%s)", show_path(op.path), show_path(op.to), o(op.opts)) end
   if k == "glob" then return fmt("sb:glob(%q)", op.pattern) end
+  if k == "symlink" then return fmt("sb:symlink(%q, %s)", op.target, show_path(op.path)) end
   if k == "grep" then return fmt("sb:grep(%q%s)", op.pattern, o(op.opts)) end
   local name = ({ read = "read_file", mkdir = "mkdir", remove = "remove", readdir = "readdir",
-                  stat = "stat", exists = "exists" })[k]
+                  stat = "stat", exists = "exists", readlink = "readlink", realpath = "realpath" })[k]
   return fmt("sb:%s(%s%s)", name, show_path(op.path), o(op.opts))
 end
 

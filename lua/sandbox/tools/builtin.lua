@@ -11,14 +11,17 @@ local B = {}
 
 local PATHS = "Paths are relative to the sandbox root (absolute paths are accepted when they are inside it)."
 
--- The version of a file the stale-write guard compares: size and mtime.
+-- The version of a file the stale-write guard compares: size and mtime
+-- (of what a link leads to).
 local function version(sb, path)
-  local st = sb:stat(path)
+  local st = sb:stat(path, { follow = true })
   if not st or st.type ~= "file" then return nil end
   return st.size .. ":" .. string.format("%.9f", st.mtime)
 end
 
-local function key(sb, path) return core.normalize(sb, path) or path end
+-- Versions are kept under the real path: reading CLAUDE.md (a link to
+-- AGENTS.md) counts as reading AGENTS.md.
+local function key(sb, path) return sb:realpath(path) or core.normalize(sb, path) or path end
 
 local function remember(ctx, path)
   ctx.versions[key(ctx.sb, path)] = version(ctx.sb, path)
@@ -109,10 +112,19 @@ B.edit_file = {
   run = function(ctx, a)
     if a.old_string == "" then return nil, "old_string must not be empty; to create or overwrite a file use write_file." end
     if a.old_string == a.new_string then return nil, "old_string and new_string are the same; nothing to change." end
-    local refused = stale(ctx, a.path, "Editing")
+    -- writes never follow a link; an edit of one edits what it leads to
+    -- (inside the sandbox), and says so
+    local path, via = a.path, nil
+    local st = ctx.sb:stat(a.path)
+    if st and st.type == "symlink" then
+      local real, rmsg, rcode = ctx.sb:realpath(a.path)
+      if not real then return fail("Editing " .. a.path .. " (a symbolic link)", rmsg, rcode) end
+      path, via = real, a.path
+    end
+    local refused = stale(ctx, path, "Editing")
     if refused then return nil, refused end
-    local data, msg, code = ctx.sb:read_file(a.path)
-    if not data then return fail("Reading " .. a.path, msg, code) end
+    local data, msg, code = ctx.sb:read_file(path)
+    if not data then return fail("Reading " .. path, msg, code) end
     local n, lines = occurrences(data, a.old_string)
     if n == 0 then
       return nil, fmt("old_string was not found in %s. Check it matches the file exactly (whitespace, " ..
@@ -132,15 +144,17 @@ B.edit_file = {
       parts = parts + 1
     end
     out[#out + 1] = data:sub(pos)
-    local ok, wmsg, wcode = ctx.sb:write_file(a.path, concat(out))
-    if not ok then return fail("Writing " .. a.path, wmsg, wcode) end
-    remember(ctx, a.path)
-    return fmt("Edited %s: replaced %d occurrence%s.", a.path, parts, parts == 1 and "" or "s")
+    local ok, wmsg, wcode = ctx.sb:write_file(path, concat(out))
+    if not ok then return fail("Writing " .. path, wmsg, wcode) end
+    remember(ctx, path)
+    return fmt("Edited %s%s: replaced %d occurrence%s.", path,
+      via and fmt(" (%s is a symbolic link to it)", via) or "", parts, parts == 1 and "" or "s")
   end,
 }
 
 B.list_files = {
-  description = "List the files and directories under a directory as an indented tree, with sizes. " ..
+  description = "List the files and directories under a directory as an indented tree, with sizes; " ..
+    "symbolic links show as `name -> target` (read_file reads through them). " ..
     PATHS .. " depth limits how deep it goes (default 2); at most max_entries entries are shown.",
   parameters = S.object({
     path = S.string("Directory to list (default: the sandbox root)."),
@@ -162,9 +176,12 @@ B.list_files = {
         end
         count = count + 1
         local indent = ("  "):rep(level)
-        if e.is_directory then
+        local full = dir == "." and e.name or dir .. "/" .. e.name
+        if e.type == "symlink" then -- shown, not descended into
+          out[#out + 1] = fmt("%s%s -> %s", indent, e.name, ctx.sb:readlink(full) or "?")
+        elseif e.is_directory then
           out[#out + 1] = indent .. e.name .. "/"
-          if level + 1 < depth then walk(dir == "." and e.name or dir .. "/" .. e.name, level + 1) end
+          if level + 1 < depth then walk(full, level + 1) end
         else
           out[#out + 1] = fmt("%s%s (%d bytes)%s", indent, e.name, e.size, e.type == "file" and "" or " [" .. e.type .. "]")
         end

@@ -60,7 +60,7 @@ local ADVICE = {
   ENOTEMPTY = "the directory is not empty; pass recursive=true to delete it with everything in it",
   EFBIG = "it is too large for the sandbox's limits",
   ENOSPC = "the sandbox is out of space (its size or file-count limit)",
-  ELOOP = "it is a symbolic link; the sandbox does not follow links at the end of a path",
+  ELOOP = "writes never follow a symbolic link (edit_file follows one inside the sandbox), and more than 40 links in a row are a loop",
   EINVAL = "the request is not valid",
   ENAMETOOLONG = "the path is too long",
   ENOTSUP = "this is not supported here",
