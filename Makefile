@@ -25,7 +25,7 @@ CFLAGS   += $(CFLAGS_BASE) -Icsrc $(LUA_INC) $(SANFLAGS)
 # every uv_* symbol made local: a host with its own libuv never clashes.
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 UV_STATIC ?= $(firstword $(wildcard /usr/lib/$(MULTIARCH)/libuv_a.a /usr/lib/$(MULTIARCH)/libuv.a))
-UV_LINK := -luv -lcurl
+UV_LINK := -luv -lcurl -lpcre2-8 -lpthread
 
 # The C core, one folder per part (see the README's Architecture): the front
 # door (base), file-system backends (fs), commands (exec), confinement,
@@ -79,7 +79,7 @@ static: $(STATIC_LIB)
 all: $(STATIC_LIB)
 
 # Hosts linking it: the embed example and the two-threads test.
-EMBED_LIBS := $(STATIC_LIB) -lcurl -llua5.4 -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
+EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 -llua5.4 -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
 $(BUILD)/examples/embed-host: examples/embed/host.c examples/embed/capped_alloc.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
@@ -164,7 +164,7 @@ $(FUZZ_BUILD)/obj/%.o: csrc/%.c
 $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC))
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lpcre2-8 -lpthread -lm
 -include $(wildcard $(FUZZ_BUILD)/obj/*/*.d)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build
@@ -182,7 +182,7 @@ coverage:
 
 # Baselines for the benchmarks: a bare C uthash tree for Lua, C loops.
 BENCH := $(BUILD)/bench
-bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c
+bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c
 $(BENCH)/benchtree.so: bench/baseline/uthash_tree.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror $(LUA_INC) -o $@ $<

@@ -22,6 +22,7 @@ external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
   UTHASH = { header = "uthash.h" },
   CURL = { library = "curl" }, -- curl.h is in the multiarch include dir the compiler searches
+  PCRE2 = { header = "pcre2.h", library = "pcre2-8" },
 }
 build = {
   type = "make",
@@ -29,8 +30,8 @@ build = {
   build_variables = {
     CC = "$(CC)",
     LUA = "lua$(LUA_VERSION)",
-    LUA_INC = "-I$(LUA_INCDIR) -I$(LIBUV_INCDIR) -I$(UTHASH_INCDIR)",
-    LDFLAGS = "-L$(LIBUV_LIBDIR) -L$(CURL_LIBDIR)",
+    LUA_INC = "-I$(LUA_INCDIR) -I$(LIBUV_INCDIR) -I$(UTHASH_INCDIR) -I$(PCRE2_INCDIR)",
+    LDFLAGS = "-L$(LIBUV_LIBDIR) -L$(CURL_LIBDIR) -L$(PCRE2_LIBDIR)",
     BUILD = "build-rock",
   },
   install_target = "install",

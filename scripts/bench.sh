@@ -30,3 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/run.lua
+# search and big files: grep/glob against rg, grep -rn and find on copies of
+# real trees, 50 MB read_file/write_file against C (SPEC §10, §12)
+BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/search_ops.lua "$(cd "$tmp" && pwd)"

@@ -1,6 +1,13 @@
 -- The Sandbox file interface (SPEC §3, §4), one spec for every backend.
 local backends = require "support.backends"
 
+-- grep hits as "path:line"
+local function lines_of(hits)
+  local out = {}
+  for i, h in ipairs(assert(hits)) do out[i] = h.path .. ":" .. h.line end
+  return out
+end
+
 local function sorted_names(list)
   local out = {}
   for i, e in ipairs(list) do out[i] = e.name end
@@ -317,7 +324,10 @@ for _, be in ipairs(backends.list) do
       local cases = {
         { "*.md", { "README.md" } },
         { "src/*.lua", { "src/a.lua", "src/b.lua" } },
-        { "**/*.lua", { ".hidden/h.lua", "src/a.lua", "src/b.lua", "src/sub/c.lua" } },
+        { "**/*.lua", { "src/a.lua", "src/b.lua", "src/sub/c.lua" } }, -- hidden entries left out, as rg
+        { ".hidden/*.lua", { ".hidden/h.lua" } }, -- unless the pattern names one
+        { "**/*.{lua,md}", { "README.md", "doc/x.md", "src/a.lua", "src/b.lua", "src/sub/c.lua" } },
+        { "src/{sub/*.txt,a.lua}", { "src/a.lua", "src/sub/d.txt" } },
         { "src/**", { "src", "src/a.lua", "src/b.lua", "src/sub", "src/sub/c.lua", "src/sub/d.txt" } },
         { "src/?.lua", { "src/a.lua", "src/b.lua" } },
         { "src/[ab].lua", { "src/a.lua", "src/b.lua" } },
@@ -325,7 +335,7 @@ for _, be in ipairs(backends.list) do
         { "**/*.{x}", {} },
         { "nothing/*", {} },
         { "./src/./sub/*", { "src/sub/c.lua", "src/sub/d.txt" } },
-        { "*", { ".hidden", "README.md", "doc", "src" } },
+        { "*", { "README.md", "doc", "src" } },
       }
       for _, c in ipairs(cases) do
         it("matches " .. c[1], function()
@@ -340,6 +350,12 @@ for _, be in ipairs(backends.list) do
         assert.equal(3, #r)
         assert.is_true(r.truncated)
         assert.is_nil(sb:glob("*.md").truncated)
+      end)
+
+      it("finds hidden entries with hidden = true or ignored = true", function()
+        new(nil, files)
+        assert.same({ ".hidden/h.lua", "src/a.lua", "src/b.lua", "src/sub/c.lua" }, sb:glob("**/*.lua", { hidden = true }))
+        assert.same({ ".hidden", "README.md", "doc", "src" }, sb:glob("*", { ignored = true }))
       end)
 
       it("refuses '..' in patterns and absolute patterns outside the root", function()
@@ -389,13 +405,25 @@ for _, be in ipairs(backends.list) do
         assert.same({ { path = "src/b.lua", line = 2, text = "local y = 2" } }, sb:grep("y = 2$"))
       end)
 
-      it("reports invalid patterns and back-references as EINVAL", function()
+      it("reports invalid patterns as EINVAL with PCRE2's message and offset", function()
         new(nil, files)
         local v, msg, code = sb:grep("(unclosed")
         assert.is_nil(v)
         assert.equal("EINVAL", code)
-        assert.matches("regular expression", msg)
-        assert.equal("EINVAL", select(3, sb:grep("(a)\\1")))
+        assert.matches("invalid regular expression '%(unclosed': missing closing parenthesis at offset 9", msg)
+        assert.equal("EINVAL", select(3, sb:grep("a{2,1}")))
+        assert.equal("EINVAL", select(3, sb:grep("x\\")))
+      end)
+
+      it("speaks PCRE2: \\d, \\b, (?i), lazy repeats, lookaround, back-references", function()
+        new(nil, files)
+        assert.same({ "a.lua:1", "src/b.lua:2" }, lines_of(sb:grep("\\d")))
+        assert.same({ "src/b.lua:1" }, lines_of(sb:grep("(?i)\\btodo\\b")))
+        assert.same({ "a.lua:2" }, lines_of(sb:grep("print(?=\\(x)")))
+        assert.same({ "a.lua:3", "src/b.lua:1" }, lines_of(sb:grep("(?<!print\\()x$")))
+        assert.same({ "a.lua:1" }, lines_of(sb:grep("^l.*?x")))
+        assert.same({}, lines_of(sb:grep("(\\w)\\1")))
+        assert.same({ "src/b.lua:1" }, lines_of(sb:grep("(-)\\1")))
       end)
 
       it("caps results with max_results", function()

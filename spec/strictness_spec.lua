@@ -122,7 +122,7 @@ describe("messages", function()
     local v, msg, code = sandbox.virtual {}:grep("[")
     assert.is_nil(v)
     assert.equal("EINVAL", code)
-    assert.matches("invalid regular expression '%[': a '%[' is not closed", msg)
+    assert.matches("invalid regular expression '%[': missing terminating %] for character class at offset 1", msg)
     assert.is_nil(msg:find("Invalid regular expression", 1, true))
   end)
 

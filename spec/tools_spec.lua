@@ -157,7 +157,10 @@ for _, be in ipairs(backends.list) do
         assert.equal("src/util.lua:1: -- TODO: helpers", ok(t.search_code.execute { pattern = "TODO" }))
         assert.equal("src/main.lua:4: print(greet('x'))\nsrc/main.lua:5: print(greet('y'))",
           ok(t.search_code.execute { pattern = "print", include = "*.lua" }))
-        assert.matches("only the first 1 matches", ok(t.search_code.execute { pattern = "e", max_results = 1 }))
+        assert.matches("only the first 1 results", ok(t.search_code.execute { pattern = "e", max_results = 1 }))
+        assert.equal("src/main.lua\nsrc/util.lua", ok(t.search_code.execute { pattern = "return", output_mode = "files", type = "lua" }))
+        assert.matches("^src/main.lua: %d+", ok(t.search_code.execute { pattern = "print", output_mode = "count" }))
+        assert.matches("src/main.lua%-3%- ", ok(t.search_code.execute { pattern = "print", include = "*.lua", context = 1 }))
         assert.equal("No matches for zzz.", ok(t.search_code.execute { pattern = "zzz" }))
         bad(t.search_code.execute { pattern = "(" }, "regular expression")
       end)

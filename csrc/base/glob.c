@@ -159,18 +159,89 @@ static bool match_path(const char *pat, size_t plen, const char *path,
   }
 }
 
+/* ---- braces: {a,b} -------------------------------------------------------- */
+
+#define BRACE_PAT_MAX 4096 /* longer patterns keep '{' literal */
+#define BRACE_DEPTH_MAX 8  /* brace groups expanded per pattern */
+#define BRACE_BUDGET 4096  /* expanded patterns tried per match */
+
+/* The first group "{...,...}" at the top level: '{' at *open, its '}' at
+ * *close. false when there is none (a group without ',' is literal). */
+static bool find_brace(const char *p, size_t n, size_t *open, size_t *close) {
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == '\\') {
+      i++;
+    } else if (p[i] == '[') {
+      size_t j = i + 1;
+      if (j < n && (p[j] == '!' || p[j] == '^')) j++;
+      if (j < n && p[j] == ']') j++;
+      while (j < n && p[j] != ']') j += p[j] == '\\' ? 2 : 1;
+      if (j < n) i = j;
+    } else if (p[i] == '{') {
+      int depth = 0;
+      bool comma = false;
+      for (size_t j = i; j < n; j++) {
+        if (p[j] == '\\') j++;
+        else if (p[j] == '{') depth++;
+        else if (p[j] == ',' && depth == 1) comma = true;
+        else if (p[j] == '}' && --depth == 0) {
+          if (!comma) break;
+          *open = i;
+          *close = j;
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+static bool match_braces(const char *pat, size_t plen, const char *path, size_t len, bool prefix,
+                         int depth, int *budget) {
+  size_t open, close;
+  if (depth >= BRACE_DEPTH_MAX || plen > BRACE_PAT_MAX || !find_brace(pat, plen, &open, &close)) {
+    if (--*budget < 0) return false;
+    return match_path(pat, plen, path, len, prefix);
+  }
+  char buf[BRACE_PAT_MAX];
+  size_t tail = plen - close - 1;
+  memcpy(buf, pat, open);
+  for (size_t b = open + 1; b <= close && *budget >= 0;) {
+    /* the alternative [b, e): up to the next ',' or '}' at this level */
+    size_t e = b;
+    int d = 0;
+    for (; e < close; e++) {
+      if (pat[e] == '\\') e++;
+      else if (pat[e] == '{') d++;
+      else if (pat[e] == '}') d--;
+      else if (pat[e] == ',' && d == 0) break;
+    }
+    if (e > close) e = close;
+    size_t n = open + (e - b) + tail;
+    memcpy(buf + open, pat + b, e - b);
+    memcpy(buf + open + (e - b), pat + close + 1, tail);
+    if (match_braces(buf, n, path, len, prefix, depth + 1, budget)) return true;
+    b = e + 1;
+  }
+  return false;
+}
+
 bool sb_glob_match(const char *pat, size_t plen, const char *path, size_t len) {
-  return match_path(pat, plen, path, len, false);
+  if (!memchr(pat, '{', plen)) return match_path(pat, plen, path, len, false);
+  int budget = BRACE_BUDGET;
+  return match_braces(pat, plen, path, len, false, 0, &budget);
 }
 
 bool sb_glob_could_match_below(const char *pat, size_t plen, const char *dir,
                                size_t dlen) {
-  return match_path(pat, plen, dir, dlen, true);
+  if (!memchr(pat, '{', plen)) return match_path(pat, plen, dir, dlen, true);
+  int budget = BRACE_BUDGET;
+  return match_braces(pat, plen, dir, dlen, true, 0, &budget);
 }
 
 bool sb_glob_has_magic(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '\\') return true;
+    if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '{' || s[i] == '\\') return true;
   return false;
 }
 

@@ -4,7 +4,8 @@
  * run of characters, `?` one UTF-8 character, `[abc]`, `[a-z]`, `[!x]`/`[^x]`
  * classes, `\` escapes. A whole component `**` matches zero or more
  * components, so src followed by a `**` component matches src and everything
- * below it. Dotfiles are not special. Matching is linear-time backtracking, never exponential. */
+ * below it. `{a,b}` matches either alternative (nested groups too; a
+ * group without ',' is literal). Dotfiles are not special. Matching is linear-time backtracking, never exponential. */
 #ifndef SB_GLOB_H
 #define SB_GLOB_H
 

@@ -24,7 +24,7 @@
 #include "base/path.h"
 #include "base/policy.h"
 
-enum { SB_T_FILE = 1, SB_T_DIR, SB_T_SYMLINK, SB_T_OTHER };
+enum { SB_T_FILE = 1, SB_T_DIR, SB_T_SYMLINK, SB_T_OTHER, SB_T_ENTER };
 
 typedef struct sb_stat {
   int type;
@@ -56,6 +56,15 @@ typedef struct sb_bytes {
   size_t len;
 } sb_bytes;
 
+/* Memory for a file's contents that the caller owns (read_to): n + 1
+ * writable bytes, or NULL to have the backend use its scratch buffer.
+ * Asked only for files of at least SB_SINK_MIN bytes. */
+typedef struct sb_sink {
+  char *(*reserve)(void *ud, size_t n);
+  void *ud;
+} sb_sink;
+#define SB_SINK_MIN ((size_t)64 << 10)
+
 typedef struct sb_write_opts {
   bool overwrite; /* replace an existing file */
   bool parents;   /* create missing parent directories */
@@ -63,6 +72,10 @@ typedef struct sb_write_opts {
 
 /* Walk callback: rel is the entry's root-relative path. */
 enum { SB_WALK_CONTINUE, SB_WALK_SKIP, SB_WALK_STOP };
+#define SB_WALK_SIZES 1u
+/* Before the entries of a directory (the start too): fn(rel = the directory,
+ * ent->type = SB_T_ENTER, ref = the const sb_dirlist of its entries). */
+#define SB_WALK_ENTER 2u
 typedef int (*sb_walk_fn)(void *ud, const char *rel, size_t rlen,
                           const sb_dirent *ent, const void *ref);
 
@@ -110,6 +123,10 @@ struct sb_backend {
   sb_code (*read)(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
   sb_code (*write)(sb_fs *fs, const sb_path *p, const char *data, size_t len,
                    const sb_write_opts *o, sb_err *e);
+  /* As read, but big files go straight into the sink's memory (out->p is
+   * then that memory; out->len may be less than asked if the file shrank).
+   * NULL when the backend has nothing to gain (its bytes are in memory). */
+  sb_code (*read_to)(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e);
   sb_code (*stat)(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e);
   /* Make p a link to target (any bytes but NUL; the caller checked where it
    * leads, see sb_link_join); EEXIST when p exists, a link included. */
@@ -126,10 +143,14 @@ struct sb_backend {
   sb_code (*remove)(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e);
   sb_code (*rename)(sb_fs *fs, const sb_path *from, const sb_path *to,
                     bool overwrite, sb_err *e);
-  /* Depth-first below p in name order; entries not followed through links. */
-  sb_code (*walk)(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e);
-  /* Contents of a file met during walk (ref as passed to the callback). */
-  sb_code (*read_ref)(sb_fs *fs, const void *ref, sb_bytes *out, sb_err *e);
+  /* Depth-first below p in name order; entries not followed through links.
+   * Entries carry sizes only with SB_WALK_SIZES (listing is cheaper
+   * without: no stat per entry). */
+  sb_code (*walk)(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e);
+  /* The contents of a file met during walk (ref as passed to the callback),
+   * for reading on any thread: an fd the caller closes (*fd >= 0), or bytes
+   * that stay put until the backend is next called (*fd = -1, in *mem). */
+  sb_code (*open_ref)(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e);
   /* Release everything; the part is unusable afterwards. Idempotent. */
   void (*close)(sb_fs *fs);
   const sb_backend_cmd *cmd; /* NULL: no commands over this backend */

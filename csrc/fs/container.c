@@ -98,14 +98,44 @@ static sb_code recheck(sb_fs *fs, const layer *v, int fd, const char *name,
   return sb_policy_check(fs->policy, acc, rel, len, kind, e);
 }
 
-/* Read an open regular file into fs->scratch (NUL-terminated). */
-static sb_code read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_err *e) {
+/* Read an open regular file of about size_hint bytes: into memory the
+ * sink gives when it is big enough (one copy: straight from the kernel into
+ * the caller's buffer), else, or when it turns out to have grown, into
+ * fs->scratch (NUL-terminated). */
+static sb_code read_fd(sb_fs *fs, int fd, uint64_t size_hint, const sb_sink *sink, sb_bytes *out, sb_err *e) {
   sb_buf *b = &fs->scratch;
   uint64_t max = fs->policy->max_read_bytes;
   b->len = 0;
+  if (sink && size_hint >= SB_SINK_MIN && size_hint <= max) {
+    size_t n = (size_t)size_hint, got = 0;
+    char *d = sink->reserve(sink->ud, n);
+    while (d && got < n) {
+      ssize_t r = read(fd, d + got, n - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return fail_errno_now(e);
+      if (r == 0) break; /* shrank meanwhile: what is there */
+      got += (size_t)r;
+    }
+    char probe;
+    ssize_t more = 0;
+    while (d && got == n && (more = read(fd, &probe, 1)) < 0 && errno == EINTR) {}
+    if (d && more <= 0) {
+      if (more < 0) return fail_errno_now(e);
+      out->p = d;
+      out->len = got;
+      return SB_OK;
+    }
+    if (d) { /* it grew: go on in the scratch buffer */
+      if (sb_buf_reserve(&fs->mem, b, got + 4097) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+      memcpy(b->p, d, got);
+      b->p[got] = probe;
+      b->len = got + 1;
+    }
+  }
   if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
     return sb_fail(e, SB_ENOSPC, "out of memory");
   for (;;) {
+    if (b->len > max) return sb_policy_read_size(fs->policy, b->len, e); /* grew while read */
     if (b->cap - b->len < 2 && sb_buf_reserve(&fs->mem, b, b->len + 4096 > max + 2 ? 2 : 4096) != 0)
       return sb_fail(e, SB_ENOSPC, "out of memory");
     ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
@@ -115,7 +145,6 @@ static sb_code read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_
     }
     if (n == 0) break;
     b->len += (size_t)n;
-    if (b->len > max) return sb_policy_read_size(fs->policy, b->len, e); /* grew while read */
   }
   b->p[b->len] = '\0';
   out->p = b->p;
@@ -215,7 +244,7 @@ static int usage_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent
   return SB_WALK_CONTINUE;
 }
 
-static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
+static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
                             void *ud, sb_err *e);
 
 static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
@@ -225,7 +254,7 @@ static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
     uint64_t used = 0;
     sb_path root;
     sb_path_from_rel(&root, "", 0, e);
-    sb_code c = walk_layer(fs, 0, &root, usage_cb, &used, e);
+    sb_code c = walk_layer(fs, 0, &root, SB_WALK_SIZES, usage_cb, &used, e);
     if (c != SB_OK) return c;
     ct->disk_used = used;
     ct->disk_dirty = false;
@@ -248,7 +277,8 @@ static void disk_apply(container *ct, int64_t dbytes) {
 /* Read an opened file of layer v: a regular file whose contents this layer
  * lets us read, under the rules (rechecked on its real path when `rules`)
  * and the size limit. Closes fd. */
-static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_bytes *out, sb_err *e) {
+static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, const sb_sink *sink,
+                           sb_bytes *out, sb_err *e) {
   struct stat st;
   sb_code c = SB_OK;
   if (fstat(fd, &st) != 0) c = fail_errno_now(e);
@@ -256,7 +286,7 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_byt
   else if (!v->content) c = sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
   else if ((!rules || (c = recheck(fs, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) &&
            (c = sb_policy_read_size(fs->policy, (uint64_t)st.st_size, e)) == SB_OK)
-    c = read_fd(fs, fd, (uint64_t)st.st_size, out, e);
+    c = read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
   close(fd);
   return c;
 }
@@ -270,10 +300,16 @@ static int open_in(const layer *v, const sb_path *p, int flags, bool follow) {
   return sb_resolve(&v->res, p->buf, p->len, flags, 0);
 }
 
-static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
+typedef struct read_ud {
+  sb_bytes *out;
+  const sb_sink *sink;
+} read_ud;
+
+static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *ud, sb_err *e) {
+  read_ud *u = ud;
   int fd = open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
   if (fd < 0) return fail_neg(e, fd);
-  return read_opened(fs, v, fd, true, out, e);
+  return read_opened(fs, v, fd, true, u->sink, u->out, e);
 }
 
 typedef struct stat_ud {
@@ -304,7 +340,13 @@ static sb_code first_layer(sb_fs *fs, const sb_path *p,
 }
 
 static sb_code ct_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
-  return first_layer(fs, p, read_in, out, e);
+  read_ud u = {out, NULL};
+  return first_layer(fs, p, read_in, &u, e);
+}
+
+static sb_code ct_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e) {
+  read_ud u = {out, sink};
+  return first_layer(fs, p, read_in, &u, e);
 }
 
 static sb_code ct_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
@@ -381,39 +423,51 @@ static sb_code ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
 }
 
 /* List one directory fd into dl (names in dl->names, fixed up by caller). */
-static sb_code list_fd(sb_fs *fs, int dirfd, sb_dirlist *dl, sb_err *e) {
-  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lfd < 0) return fail_errno_now(e);
-  DIR *d = fdopendir(lfd);
-  if (!d) {
-    close(lfd);
-    return fail_errno_now(e);
+/* One entry of a listing (names "." and ".." and our temporary files
+ * left out); false on out of memory. */
+static bool list_entry(sb_fs *fs, int dirfd, const char *nm, unsigned char dtype, sb_dirlist *dl,
+                       bool sizes) {
+  if ((nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) || is_tmp(nm)) return true;
+  sb_dirent ent = {.namelen = strlen(nm), .type = SB_T_DIR, .size = 0};
+  if (!sizes && (dtype == DT_REG || dtype == DT_LNK)) {
+    ent.type = dtype == DT_REG ? SB_T_FILE : SB_T_SYMLINK;
+  } else if (dtype != DT_DIR) {
+    struct stat st;
+    if (fstatat(dirfd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) return true; /* vanished */
+    sb_stat s;
+    fill_stat(&st, &s);
+    ent.type = s.type;
+    ent.size = s.size;
   }
+  ent.name_off = dl->names.len; /* the arena may still move */
+  return sb_buf_append(&fs->mem, &dl->names, nm, ent.namelen + 1) == 0 &&
+         sb_dirlist_push(&fs->mem, dl, &ent) == 0;
+}
+
+/* The entries of dirfd; with `sizes` every non-directory is stat'ed (else
+ * the type comes from d_type where the file system gives it). A `readable`
+ * dirfd (opened O_RDONLY, at its start) is read as it is; an O_PATH one is
+ * opened again. getdents64 directly: no DIR, no fcntl, no fstat. */
+static sb_code list_fd(sb_fs *fs, int dirfd, sb_dirlist *dl, bool sizes, bool readable, sb_err *e) {
+  int lfd = readable ? dirfd : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lfd < 0) return fail_errno_now(e);
   sb_code c = SB_OK;
-  struct dirent *de;
-  errno = 0;
-  while ((de = readdir(d)) != NULL) {
-    const char *nm = de->d_name;
-    if ((nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) || is_tmp(nm)) continue;
-    sb_dirent ent = {.namelen = strlen(nm), .type = SB_T_DIR, .size = 0};
-    if (de->d_type != DT_DIR) {
-      struct stat st;
-      if (fstatat(dirfd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* vanished */
-      sb_stat s;
-      fill_stat(&st, &s);
-      ent.type = s.type;
-      ent.size = s.size;
-    }
-    ent.name_off = dl->names.len; /* the arena may still move */
-    if (sb_buf_append(&fs->mem, &dl->names, nm, ent.namelen + 1) != 0 ||
-        sb_dirlist_push(&fs->mem, dl, &ent) != 0) {
-      c = sb_fail(e, SB_ENOSPC, "out of memory");
+  char buf[16384] __attribute__((aligned(8)));
+  for (;;) {
+    ssize_t n = getdents64(lfd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) c = fail_errno_now(e);
       break;
     }
-    errno = 0;
+    for (ssize_t off = 0; off < n && c == SB_OK;) {
+      struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+      if (!list_entry(fs, dirfd, de->d_name, de->d_type, dl, sizes)) c = sb_fail(e, SB_ENOSPC, "out of memory");
+      off += de->d_reclen;
+    }
+    if (c != SB_OK) break;
   }
-  if (c == SB_OK && errno) c = fail_errno_now(e);
-  closedir(d);
+  if (!readable) close(lfd);
   return c;
 }
 
@@ -450,7 +504,7 @@ static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   int fd = open_in(v, u->p, O_PATH | O_DIRECTORY, true);
   if (fd < 0) return fail_neg(e, fd);
   sb_code c = recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
-  if (c == SB_OK) c = list_fd(fs, fd, u->dl, e);
+  if (c == SB_OK) c = list_fd(fs, fd, u->dl, true, false, e);
   close(fd);
   return c;
 }
@@ -706,6 +760,7 @@ typedef struct rref {
 typedef struct rwalk {
   sb_fs *fs;
   size_t vi;
+  unsigned flags;
   sb_walk_fn fn;
   void *ud;
   sb_err *e;
@@ -726,11 +781,11 @@ static bool shadowed(rwalk *w, size_t rlen) {
 
 /* Visit the entries of dirfd in name order, descending into directories
  * through O_NOFOLLOW opens from the held parent. */
-static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
+static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth) {
   container *ct = CT(w->fs);
   if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
-  if (list_fd(w->fs, dirfd, &lv, w->e) != SB_OK) {
+  if (list_fd(w->fs, dirfd, &lv, w->flags & SB_WALK_SIZES, readable, w->e) != SB_OK) {
     sb_dirlist_free(&w->fs->mem, &lv);
     if (w->e->code == SB_ENOSPC) return SB_WALK_STOP;
     w->e->code = SB_OK; /* an unreadable directory: nothing to visit */
@@ -739,6 +794,11 @@ static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
   sb_dirlist_fix_names(&lv, 0);
   sb_dirlist_sort(&lv);
   int r = SB_WALK_CONTINUE;
+  if (w->flags & SB_WALK_ENTER) {
+    sb_dirent enter = {.type = SB_T_ENTER};
+    w->rel[rlen] = '\0';
+    if (w->fn(w->ud, w->rel, rlen, &enter, &lv) == SB_WALK_STOP) r = SB_WALK_STOP;
+  }
   for (size_t i = 0; i < lv.n && r != SB_WALK_STOP; i++) {
     const sb_dirent *ent = &lv.v[i];
     size_t len = rlen + (rlen ? 1 : 0) + ent->namelen;
@@ -751,9 +811,10 @@ static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
     rref ref = {dirfd, ent->name, &ct->layers[w->vi]};
     r = hide ? SB_WALK_CONTINUE : w->fn(w->ud, w->rel, len, ent, &ref);
     if (r == SB_WALK_CONTINUE && ent->type == SB_T_DIR) {
-      int sub = openat(dirfd, ent->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      /* read-only, so the listing needs no second open */
+      int sub = openat(dirfd, ent->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (sub >= 0) {
-        r = walk_level(w, sub, len, depth + 1);
+        r = walk_level(w, sub, true, len, depth + 1);
         close(sub);
       }
     } else if (r == SB_WALK_SKIP) {
@@ -764,13 +825,13 @@ static int walk_level(rwalk *w, int dirfd, size_t rlen, int depth) {
   return r;
 }
 
-static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
+static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
                             void *ud, sb_err *e) {
   container *ct = CT(fs);
   layer *v = &ct->layers[vi];
   rwalk *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
-  *w = (rwalk){.fs = fs, .vi = vi, .fn = fn, .ud = ud, .e = e};
+  *w = (rwalk){.fs = fs, .vi = vi, .flags = flags, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   size_t rlen = sb_path_clean(p, w->rel);
   int fd = open_in(v, p, O_PATH, true); /* a named start is followed: grep{path = "link"} */
@@ -791,7 +852,7 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
   } else if (fstat(fd, &st) != 0) {
     fail_errno_now(e);
   } else if (S_ISDIR(st.st_mode)) {
-    if (recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, rlen, 0);
+    if (recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, false, rlen, 0);
   } else if (p->ncomp > 0) { /* a single file: visit it through its real parent */
     char real[2 * SB_PATH_MAX + 2];
     long n = sb_resolve_relpath(&v->res, fd, real, sizeof real);
@@ -817,27 +878,31 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, sb_walk_fn fn,
 
 typedef struct walk_ud {
   const sb_path *p;
+  unsigned flags;
   sb_walk_fn fn;
   void *ud;
 } walk_ud;
 
 static sb_code walk_each(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   walk_ud *u = ud;
-  return walk_layer(fs, i, u->p, u->fn, u->ud, e);
+  return walk_layer(fs, i, u->p, u->flags, u->fn, u->ud, e);
 }
 
-static sb_code ct_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
-  walk_ud u = {p, fn, ud};
+static sb_code ct_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud,
+                       sb_err *e) {
+  walk_ud u = {p, flags, fn, ud};
   size_t found;
   return merge_layers(fs, walk_each, &u, true, &found, e);
 }
 
-static sb_code ct_read_ref(sb_fs *fs, const void *ref, sb_bytes *out, sb_err *e) {
+static sb_code ct_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e) {
+  (void)fs;
+  (void)mem;
   const rref *r = ref;
   if (!r->v->content) return sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
-  int fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return fail_errno_now(e);
-  return read_opened(fs, r->v, fd, false, out, e); /* the walk judged the path already */
+  /* the walk judged the path already; the reader checks type and size */
+  *fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  return *fd < 0 ? fail_errno_now(e) : SB_OK;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -938,8 +1003,9 @@ const sb_backend sb_container_backend = {
     .mkdir = ct_mkdir,
     .remove = ct_remove,
     .rename = ct_rename,
+    .read_to = ct_read_to,
     .walk = ct_walk,
-    .read_ref = ct_read_ref,
+    .open_ref = ct_open_ref,
     .close = ct_close,
     .cmd = &container_cmd,
 };

@@ -587,6 +587,7 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
 
 typedef struct walk_state {
   sb_fs *fs;
+  unsigned flags;
   sb_walk_fn fn;
   void *ud;
   char rel[SB_PATH_MAX + 1];
@@ -614,6 +615,21 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
   HASH_ITER(hh, d->children, c, tmp) kids[i++] = c;
   qsort(kids, n, sizeof *kids, cmp_node);
   int r = SB_WALK_CONTINUE;
+  if (w->flags & SB_WALK_ENTER) {
+    /* the entries, as a listing for the callback */
+    sb_dirlist dl = {.v = sb_malloc(m, n * sizeof *dl.v), .n = n};
+    if (!dl.v) {
+      sb_free(m, kids, n * sizeof *kids);
+      sb_fail(e, SB_ENOSPC, "out of memory");
+      return SB_WALK_STOP;
+    }
+    for (i = 0; i < n; i++)
+      dl.v[i] = (sb_dirent){.name = kids[i]->name, .namelen = kids[i]->namelen, .type = kids[i]->type};
+    sb_dirent enter = {.type = SB_T_ENTER};
+    w->rel[rlen] = '\0';
+    if (w->fn(w->ud, w->rel, rlen, &enter, &dl) == SB_WALK_STOP) r = SB_WALK_STOP;
+    sb_free(m, dl.v, n * sizeof *dl.v);
+  }
   for (i = 0; i < n && r != SB_WALK_STOP; i++) {
     c = kids[i];
     size_t len = rlen + (rlen ? 1 : 0) + c->namelen;
@@ -630,7 +646,8 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
   return r;
 }
 
-static sb_code vt_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_err *e) {
+static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud,
+                       sb_err *e) {
   vres r;
   sb_code c = lookup(VT(fs), p, true, &r, e); /* a named start is followed: grep{path = "link"} */
   if (c != SB_OK) return c;
@@ -638,6 +655,7 @@ static sb_code vt_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_
   walk_state *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
   w->fs = fs;
+  w->flags = flags; /* sizes are at hand: only SB_WALK_ENTER matters */
   w->fn = fn;
   w->ud = ud;
   e->code = SB_OK;
@@ -658,12 +676,13 @@ static sb_code vt_walk(sb_fs *fs, const sb_path *p, sb_walk_fn fn, void *ud, sb_
   return e->code;
 }
 
-static sb_code vt_read_ref(sb_fs *fs, const void *ref, sb_bytes *out, sb_err *e) {
+static sb_code vt_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e) {
   const vnode *n = ref;
   sb_code c = sb_policy_read_size(fs->policy, n->size, e);
   if (c != SB_OK) return c;
-  out->p = n->data ? n->data : "";
-  out->len = n->size;
+  *fd = -1;
+  mem->p = n->data ? n->data : "";
+  mem->len = n->size;
   return SB_OK;
 }
 
@@ -713,6 +732,6 @@ const sb_backend sb_virtual_backend = {
     .remove = vt_remove,
     .rename = vt_rename,
     .walk = vt_walk,
-    .read_ref = vt_read_ref,
+    .open_ref = vt_open_ref,
     .close = vt_close,
 };

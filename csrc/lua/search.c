@@ -35,35 +35,84 @@ static size_t max_results(lua_State *L, int idx) {
   return (size_t)m;
 }
 
-/* Push the records in order; grep records as {path, line, text}. */
-static int push_results(lua_State *L, sb_search *s, bool grep) {
-  if (!sb_search_sorted(s)) return -1;
+/* Result keys, interned once as upvalues of the search methods (a
+ * lua_setfield per field looks its C string up each time). */
+enum { K_PATH = 1, K_LINE, K_TEXT, K_COUNT, K_CONTEXT, K_END_LINE, K_N = K_END_LINE };
+static const char *const KEYS[] = {"path", "line", "text", "count", "context", "end_line"};
+
+static void set_key(lua_State *L, int t, int key) {
+  lua_pushvalue(L, lua_upvalueindex(key));
+  lua_insert(L, -2);
+  lua_rawset(L, t);
+}
+
+/* Push the records in order: glob's and files mode's as paths, grep's as
+ * {path, line, text} (context = true for a context line, end_line for a
+ * match over several lines), count mode's as {path, count}. A file's path
+ * is made into a Lua string once for all its records. */
+static void push_records(lua_State *L, sb_search *s, bool grep) {
   lua_createtable(L, (int)s->count, 1);
   int t = lua_gettop(L);
+  lua_pushnil(L); /* the last path as a Lua string */
+  int last = t + 1;
+  const char *lp = NULL;
+  size_t ll = 0;
   for (size_t i = 0; i < s->count; i++) {
     sb_hit h;
     sb_search_hit(s, i, &h);
-    if (grep) {
-      lua_createtable(L, 0, 3);
+    if (!lp || h.plen != ll || memcmp(h.path, lp, ll) != 0) {
       lua_pushlstring(L, h.path, h.plen);
-      lua_setfield(L, -2, "path");
-      lua_pushinteger(L, h.line);
-      lua_setfield(L, -2, "line");
-      lua_pushlstring(L, h.text, h.tlen);
-      lua_setfield(L, -2, "text");
+      lua_replace(L, last);
+      lp = h.path;
+      ll = h.plen;
+    }
+    if (!grep || s->mode == SB_GREP_FILES) {
+      lua_pushvalue(L, last);
     } else {
-      lua_pushlstring(L, h.path, h.plen);
+      lua_createtable(L, 0, 3);
+      int r = lua_gettop(L);
+      lua_pushvalue(L, last);
+      set_key(L, r, K_PATH);
+      lua_pushinteger(L, h.line);
+      if (h.kind == SB_HIT_COUNT) {
+        set_key(L, r, K_COUNT);
+      } else {
+        set_key(L, r, K_LINE);
+        lua_pushlstring(L, h.text, h.tlen);
+        set_key(L, r, K_TEXT);
+        if (h.kind == SB_HIT_CONTEXT) {
+          lua_pushboolean(L, 1);
+          set_key(L, r, K_CONTEXT);
+        } else if (h.end_line > h.line) {
+          lua_pushinteger(L, h.end_line);
+          set_key(L, r, K_END_LINE);
+        }
+      }
     }
     lua_rawseti(L, t, (lua_Integer)i + 1);
   }
+  lua_pop(L, 1); /* the last path */
   if (s->truncated) {
     lua_pushboolean(L, 1);
     lua_setfield(L, t, "truncated");
   }
+}
+
+static int push_results(lua_State *L, sb_search *s, bool grep) {
+  if (!sb_search_sorted(s)) return -1;
+  push_records(L, s, grep);
   return 0;
 }
 
-static const sb_optspec glob_opts[] = {{"max_results", LUA_TNUMBER}, {NULL, 0}};
+/* What the walk leaves out: options ignored (nothing) and hidden. */
+static void walk_opts(lua_State *L, int idx, sb_search *s) {
+  s->everything = sb_lua_opt_bool(L, idx, "ignored", false);
+  s->hidden = sb_lua_opt_bool(L, idx, "hidden", false);
+}
+
+static const sb_optspec glob_opts[] = {{"max_results", LUA_TNUMBER}, {"sort", LUA_TSTRING},
+                                       {"ignored", LUA_TBOOLEAN},     {"hidden", LUA_TBOOLEAN},
+                                       {NULL, 0}};
 
 static int m_glob(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
@@ -77,6 +126,13 @@ static int m_glob(lua_State *L) {
   if (sb_search_pattern(sb->cwd, sb->cwdlen, op->raw, op->rawlen, pat, &s->plen, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   s->pat = pat;
+  walk_opts(L, 3, s);
+  /* a pattern naming a dot entry asks for hidden ones */
+  if (pat[0] == '.' || strstr(pat, "/.")) s->hidden = true;
+  size_t sl;
+  const char *sort = sb_lua_opt_str(L, 3, "sort", &sl);
+  if (sort && strcmp(sort, "mtime") == 0) s->sort_mtime = true;
+  else if (sort && strcmp(sort, "path") != 0) luaL_error(L, "glob: option 'sort' must be \"path\" or \"mtime\"");
   size_t pre = sb_glob_static_prefix(pat, s->plen);
   if (sb_path_from_rel(&op->p, pat, pre, &op->e) != SB_OK) return sb_lua_fail(L, sb, op);
   op->parsed = true;
@@ -91,7 +147,31 @@ static int m_glob(lua_State *L) {
 
 static const sb_optspec grep_opts[] = {
     {"path", LUA_TSTRING},        {"glob", LUA_TSTRING},         {"literal", LUA_TBOOLEAN},
-    {"ignore_case", LUA_TBOOLEAN}, {"max_results", LUA_TNUMBER}, {NULL, 0}};
+    {"ignore_case", LUA_TBOOLEAN}, {"max_results", LUA_TNUMBER}, {"mode", LUA_TSTRING},
+    {"before", LUA_TNUMBER},      {"after", LUA_TNUMBER},        {"multiline", LUA_TBOOLEAN},
+    {"ignored", LUA_TBOOLEAN},    {"hidden", LUA_TBOOLEAN},      {"type_glob", LUA_TSTRING},
+    {"threads", LUA_TNUMBER},     {NULL, 0}};
+
+static unsigned context_opt(lua_State *L, int idx, const char *key) {
+  lua_Integer n = sb_lua_opt_int(L, idx, key, 0);
+  if (n < 0 || n > SB_SEARCH_CONTEXT_MAX) luaL_error(L, "grep: option '%s' must be between 0 and %d", key, SB_SEARCH_CONTEXT_MAX);
+  return (unsigned)n;
+}
+
+static void grep_mode(lua_State *L, int idx, sb_search *s) {
+  size_t n;
+  const char *m = sb_lua_opt_str(L, idx, "mode", &n);
+  if (!m || strcmp(m, "content") == 0) s->mode = SB_GREP_CONTENT;
+  else if (strcmp(m, "files") == 0) s->mode = SB_GREP_FILES;
+  else if (strcmp(m, "count") == 0) s->mode = SB_GREP_COUNT;
+  else luaL_error(L, "grep: option 'mode' must be \"content\", \"files\" or \"count\"");
+  s->before = context_opt(L, idx, "before");
+  s->after = context_opt(L, idx, "after");
+  s->multiline = sb_lua_opt_bool(L, idx, "multiline", false);
+  lua_Integer th = sb_lua_opt_int(L, idx, "threads", 0);
+  if (th < 0 || th > 64) luaL_error(L, "grep: option 'threads' must be between 0 (all CPUs) and 64");
+  s->threads = (size_t)th;
+}
 
 static int m_grep(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
@@ -108,6 +188,9 @@ static int m_grep(lua_State *L) {
   sb_search *s = new_search(L, sb, &op->e, max_results(L, 3));
   s->literal = sb_lua_opt_bool(L, 3, "literal", false);
   s->icase = sb_lua_opt_bool(L, 3, "ignore_case", false);
+  walk_opts(L, 3, s);
+  grep_mode(L, 3, s);
+  s->tpat = sb_lua_opt_str(L, 3, "type_glob", &s->tplen);
   if (filter) {
     if (sb_search_pattern(sb->cwd, sb->cwdlen, filter, flen, fpat, &s->plen, &op->e) != SB_OK)
       return sb_lua_fail(L, sb, op);
@@ -151,7 +234,7 @@ static int m_snapshot(lua_State *L) {
     sb_hit h;
     sb_search_hit(s, i, &h);
     lua_pushlstring(L, h.path, h.plen);
-    if (h.line) { /* a directory: "path/" */
+    if (h.kind == SB_HIT_DIR) { /* a directory: "path/" */
       lua_pushliteral(L, "/");
       lua_concat(L, 2);
     }
@@ -192,5 +275,6 @@ static int m_snapshot(lua_State *L) {
 void sb_lua_search_methods(lua_State *L) {
   static const luaL_Reg fns[] = {
       {"glob", m_glob}, {"grep", m_grep}, {"snapshot", m_snapshot}, {NULL, NULL}};
-  luaL_setfuncs(L, fns, 0);
+  for (int i = 0; i < K_N; i++) lua_pushstring(L, KEYS[i]);
+  luaL_setfuncs(L, fns, K_N);
 }

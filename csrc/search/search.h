@@ -8,23 +8,31 @@
 #ifndef SB_SEARCH_SEARCH_H
 #define SB_SEARCH_SEARCH_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "fs/backend.h"
+#include "search/ignore.h"
+#include "search/matcher.h"
 
 #define SB_SEARCH_MAX_RESULTS 1000000
+#define SB_SEARCH_CONTEXT_MAX 100 /* lines of context before or after a match */
 
-/* One record: a path, a line number (grep; 1 marks a directory in a
- * snapshot listing) and the line's text (grep). */
+/* One record: a path, a line number and the line's text (grep). kind
+ * tells a match from a context line; a count record's line is the count;
+ * a multiline match ends at end_line; mtime for glob's sort = "mtime". */
+enum { SB_HIT_MATCH, SB_HIT_CONTEXT, SB_HIT_COUNT, SB_HIT_DIR };
 typedef struct sb_hit {
   const char *path;
   size_t plen;
-  uint32_t line;
+  uint32_t line, end_line;
+  int kind;
+  double mtime;
   const char *text;
   size_t tlen;
 } sb_hit;
+
+enum { SB_GREP_CONTENT, SB_GREP_FILES, SB_GREP_COUNT };
 
 typedef struct sb_search {
   sb_fs *fs;
@@ -32,14 +40,25 @@ typedef struct sb_search {
   const char *pat; /* glob (glob) or file filter (grep) */
   size_t plen;
   bool filter_base; /* grep filter without '/': match the base name */
+  const char *tpat; /* the type filter: a glob on base names */
+  size_t tplen;
   size_t count, max, visits;
+  size_t matches; /* grep: matches kept (count also has context lines) */
   bool truncated, failed;
+  /* what the walk leaves out (SPEC §12): ignore files, hidden entries */
+  bool everything, hidden;
+  sb_ignore ig;
+  size_t start_len; /* the walk's start: named explicitly, never left out */
   /* grep */
-  bool literal, icase, compiled;
+  int mode;
+  bool literal, icase, multiline;
+  unsigned before, after;
+  size_t threads; /* 0: as many as the machine has */
   bool bad_pattern; /* the failure is about the pattern, not a path */
-  const char *needle;
-  size_t nlen;
-  regex_t re;
+  bool compiled;
+  sb_matcher m;
+  /* glob */
+  bool sort_mtime;
   /* snapshot */
   uint64_t bytes, max_bytes;
   bool empty_dirs;
@@ -66,7 +85,8 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
  * directory), failing with ENOTSUP above max_bytes. */
 sb_code sb_search_snapshot(sb_search *s);
 
-/* The records in order (by path, then line); false on out of memory. */
+/* The records in order (by path, then line; glob with sort_mtime: newest
+ * first); false on out of memory. */
 bool sb_search_sorted(sb_search *s);
 /* Record i in collection order, or in sorted order after sb_search_sorted. */
 void sb_search_hit(const sb_search *s, size_t i, sb_hit *out);

@@ -14,6 +14,7 @@ local exec = require "sandbox.exec"
 local net = require "sandbox.net"
 local tools = require "sandbox.tools"
 local json = require "sandbox.json"
+local search = require "sandbox.search"
 
 -- Methods written in Lua join the C ones (one method table, every backend).
 local methods = core.methods()
@@ -21,6 +22,7 @@ methods.exec = exec.exec
 methods.exec_shell = exec.exec_shell
 methods.tools = tools.build
 methods.http_get = net.http_get
+search.attach(methods) -- grep and glob: options checked in Lua
 
 -- Commands get the network part's proxy variables and exposed ports.
 exec.use(net.command)

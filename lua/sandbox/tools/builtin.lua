@@ -198,15 +198,20 @@ B.list_files = {
 
 B.find_files = {
   description = "Find files and directories whose root-relative path matches a glob pattern: `*` " ..
-    "matches within one directory level, `**` any number of levels, `?` one character, `[abc]` a class. " ..
-    "Example: `**/*.lua`, `src/*.c`. Results are sorted; at most max_results are returned.",
+    "matches within one directory level, `**` any number of levels, `?` one character, `[abc]` a class, " ..
+    "`{a,b}` either alternative. Example: `**/*.lua`, `src/**/*.{c,h}`. Like ripgrep, files that " ..
+    ".gitignore/.ignore exclude and hidden files are left out unless include_ignored is true. Results are " ..
+    "sorted by path, or newest first with sort = \"mtime\"; at most max_results are returned.",
   parameters = S.object({
     pattern = S.string("Glob pattern, e.g. **/*.py"),
+    sort = S.string("Order: by path (default) or most recently modified first.", { enum = { "path", "mtime" } }),
+    include_ignored = S.boolean("Also list ignored and hidden files (default false)."),
     max_results = S.integer("Most paths to return (default 200).", { minimum = 1, maximum = 10000 }),
   }, { "pattern" }),
   read_only = true,
   run = function(ctx, a)
-    local list, msg, code = ctx.sb:glob(a.pattern, { max_results = a.max_results or 200 })
+    local list, msg, code = ctx.sb:glob(a.pattern, { max_results = a.max_results or 200, sort = a.sort,
+      ignored = a.include_ignored })
     if not list then return fail("Finding " .. a.pattern, msg, code) end
     if #list == 0 then return fmt("No files match %s.", a.pattern) end
     local text = concat(list, "\n")
@@ -215,28 +220,46 @@ B.find_files = {
   end,
 }
 
+local function hit_line(h)
+  if h.context then return fmt("%s-%d- %s", h.path, h.line, T.cap(h.text, 500)) end
+  return fmt("%s:%d: %s", h.path, h.line, T.cap(h.text, 500))
+end
+
 B.search_code = {
-  description = "Search file contents for a POSIX extended regular expression (or literal text) and " ..
-    "return matching lines as `path:line: text`. Narrow it with path (a directory or file) and include " ..
-    "(a glob on file names, e.g. *.lua). Binary files are skipped; at most max_results lines are returned.",
+  description = "Search file contents with a regular expression (PCRE2 syntax as in ripgrep: \\d, \\w, \\b, " ..
+    "(?i), lazy repeats, lookaround) or literal text. output_mode \"content\" (default) returns matching " ..
+    "lines as `path:line: text` (context lines as `path-line- text`), \"files\" the paths with a match, " ..
+    "\"count\" matches per file. Narrow it with path (a directory or file), include (a glob on file names, " ..
+    "e.g. *.lua or src/**/*.{c,h}) or type (e.g. lua, py, js). Like ripgrep, files excluded by " ..
+    ".gitignore/.ignore, hidden files and binary files are skipped unless include_ignored is true.",
   parameters = S.object({
-    pattern = S.string("Regular expression (POSIX ERE), or literal text with literal=true."),
+    pattern = S.string("Regular expression (PCRE2), or literal text with literal=true."),
     path = S.string("Directory or file to search (default: the sandbox root)."),
     include = S.string("Only files whose name matches this glob, e.g. *.py or src/**/*.c."),
+    type = S.string("Only files of this type: c, cpp, css, go, html, java, js, json, lua, md, py, rb, rust, sh, sql, toml, ts, txt, yaml, zig."),
+    output_mode = S.string("What to return (default content).", { enum = { "content", "files", "count" } }),
+    context = S.integer("Lines of context before and after each match (content mode).", { minimum = 0, maximum = 20 }),
     literal = S.boolean("Treat pattern as plain text (default false)."),
     ignore_case = S.boolean("Match case-insensitively (default false)."),
-    max_results = S.integer("Most matching lines (default 100).", { minimum = 1, maximum = 10000 }),
+    multiline = S.boolean("Let a match span lines, e.g. struct \\w+ \\{[^}]*\\} (default false)."),
+    include_ignored = S.boolean("Also search ignored and hidden files (default false)."),
+    max_results = S.integer("Most matching lines or files (default 100).", { minimum = 1, maximum = 10000 }),
   }, { "pattern" }),
   read_only = true,
   run = function(ctx, a)
-    local hits, msg, code = ctx.sb:grep(a.pattern, { path = a.path, glob = a.include, literal = a.literal,
-      ignore_case = a.ignore_case, max_results = a.max_results or 100 })
+    local mode = a.output_mode or "content"
+    local hits, msg, code = ctx.sb:grep(a.pattern, { path = a.path, glob = a.include, type = a.type,
+      literal = a.literal, ignore_case = a.ignore_case, multiline = a.multiline, mode = mode,
+      context = a.context, ignored = a.include_ignored, max_results = a.max_results or 100 })
     if not hits then return fail("Searching for " .. a.pattern, msg, code) end
     if #hits == 0 then return fmt("No matches for %s.", a.pattern) end
     local out = {}
-    for i, h in ipairs(hits) do out[i] = fmt("%s:%d: %s", h.path, h.line, T.cap(h.text, 500)) end
+    for i, h in ipairs(hits) do
+      out[i] = mode == "files" and h or mode == "count" and fmt("%s: %d", h.path, h.count) or hit_line(h)
+    end
     if hits.truncated then
-      out[#out + 1] = fmt("[only the first %d matches are shown; narrow the search with path or include]", #hits)
+      out[#out + 1] = fmt("[only the first %d results are shown; narrow the search with path, include or type]",
+        mode == "content" and (a.max_results or 100) or #hits)
     end
     return concat(out, "\n")
   end,

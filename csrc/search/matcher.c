@@ -1,0 +1,325 @@
+#include "search/matcher.h"
+
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define MATCH_LIMIT 20000000u /* backtracking steps per call: catastrophic patterns stop */
+#define JIT_STACK_MAX (4u << 20)
+
+/* ---- the required literal ------------------------------------------------ */
+
+static bool is_meta(char c) { return strchr(".^$|()[]{}*+?\\", c) != NULL; }
+
+/* Bytes of a character class starting at p[0] == '[' (to its ']'), or 0. */
+static size_t class_span(const char *p, size_t n) {
+  size_t i = 1;
+  if (i < n && p[i] == '^') i++;
+  if (i < n && p[i] == ']') i++; /* a leading ']' is literal */
+  while (i < n && p[i] != ']') {
+    if (p[i] == '\\') i++;
+    else if (p[i] == '[' && i + 1 < n && p[i + 1] == ':') { /* [:alpha:] */
+      const char *end = memchr(p + i + 2, ']', n - i - 2);
+      if (!end) return 0;
+      i = (size_t)(end - p);
+    }
+    i++;
+  }
+  return i < n ? i + 1 : 0;
+}
+
+/* An escape \c that stands for the character c itself (0 otherwise). */
+static char escaped_literal(char c) {
+  if (c == 't') return '\t';
+  if ((unsigned char)c < 0x80 && !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+    return c == '\n' ? 0 : c;
+  return 0;
+}
+
+size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
+  char run[SB_MATCH_PRE_MAX];
+  size_t rl = 0, best = 0;
+  int depth = 0;
+#define END_RUN()                                   \
+  do {                                              \
+    if (rl > best) memcpy(out, run, best = rl);     \
+    rl = 0;                                         \
+  } while (0)
+  if (cap > SB_MATCH_PRE_MAX) cap = SB_MATCH_PRE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    char c = pat[i], lit = 0;
+    if (c == '(') {
+      if (i + 1 < n && pat[i + 1] == '?' && !(i + 2 < n && strchr(":=!<>", pat[i + 2]))) return 0; /* inline options */
+      if (i + 2 < n && pat[i + 1] == '*') return 0; /* (*VERB) */
+      depth++;
+      END_RUN();
+      continue;
+    }
+    if (c == ')') {
+      if (depth > 0) depth--;
+      END_RUN();
+      continue;
+    }
+    if (c == '|') {
+      if (depth == 0) return 0; /* alternatives at the top: nothing is required */
+      continue;
+    }
+    if (depth > 0) {
+      if (c == '\\') i++;
+      else if (c == '[') {
+        size_t span = class_span(pat + i, n - i);
+        if (!span) return 0;
+        i += span - 1;
+      }
+      continue;
+    }
+    if (c == '[') {
+      size_t span = class_span(pat + i, n - i);
+      if (!span) return 0;
+      i += span - 1;
+      END_RUN();
+      continue;
+    }
+    if (c == '\\') {
+      if (i + 1 >= n) return 0;
+      if (pat[i + 1] == 'Q') return 0;
+      lit = escaped_literal(pat[i + 1]);
+      i++;
+      if (!lit) {
+        END_RUN();
+        continue;
+      }
+    } else if (is_meta(c) || (unsigned char)c >= 0x80 || c == '\n') {
+      END_RUN();
+      continue;
+    } else {
+      lit = c;
+    }
+    /* a repeat that allows zero takes the character out of the literal */
+    char q = i + 1 < n ? pat[i + 1] : 0;
+    if (q == '*' || q == '?' || q == '{') {
+      END_RUN();
+      continue;
+    }
+    if (rl < cap) run[rl++] = lit;
+    if (q == '+') END_RUN();
+  }
+  END_RUN();
+#undef END_RUN
+  return best;
+}
+
+/* ---- compile ------------------------------------------------------------- */
+
+sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool literal, bool icase,
+                           bool multiline, sb_err *e) {
+  memset(m, 0, sizeof *m);
+  m->needle = pat;
+  m->nlen = n;
+  m->multiline = multiline;
+  if (memchr(pat, '\0', n)) return sb_fail(e, SB_EINVAL, "pattern contains a NUL byte");
+  if (literal && !icase) {
+    m->literal = true;
+    return SB_OK;
+  }
+  uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | (icase ? PCRE2_CASELESS : 0);
+  if (literal) opts |= PCRE2_LITERAL; /* takes no line options: it has no anchors */
+  else opts |= PCRE2_MULTILINE | (multiline ? PCRE2_DOTALL : 0);
+  int err;
+  PCRE2_SIZE off;
+  /* lines end at LF; a CR before it is not part of the line ("x$" matches
+   * "x\r\n", as agents editing CRLF files expect) */
+  pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+  if (!cc) return sb_fail(e, SB_ENOSPC, "out of memory");
+  pcre2_set_newline(cc, PCRE2_NEWLINE_ANYCRLF);
+  m->code = pcre2_compile((PCRE2_SPTR)pat, n, opts, &err, &off, cc);
+  pcre2_compile_context_free(cc);
+  if (!m->code) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    return sb_failf(e, SB_EINVAL,
+                    "invalid regular expression '%.*s': %s at offset %zu (pass literal = true to search for the text as it is)",
+                    (int)(n < 60 ? n : 60), pat, (const char *)msg, (size_t)off);
+  }
+  m->jit = pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0;
+  if (!literal && !icase) m->prelen = sb_required_literal(pat, n, m->pre, sizeof m->pre);
+  return SB_OK;
+}
+
+void sb_matcher_free(sb_matcher *m) {
+  if (m->code) pcre2_code_free(m->code);
+  m->code = NULL;
+}
+
+bool sb_mstate_init(sb_mstate *st, const sb_matcher *m) {
+  memset(st, 0, sizeof *st);
+  if (!m->code) return true;
+  st->md = pcre2_match_data_create_from_pattern(m->code, NULL);
+  st->mc = pcre2_match_context_create(NULL);
+  if (!st->md || !st->mc) return sb_mstate_free(st), false;
+  pcre2_set_match_limit(st->mc, MATCH_LIMIT);
+  if (m->jit) {
+    st->js = pcre2_jit_stack_create(32u << 10, JIT_STACK_MAX, NULL);
+    if (!st->js) return sb_mstate_free(st), false;
+    pcre2_jit_stack_assign(st->mc, NULL, st->js);
+  }
+  return true;
+}
+
+void sb_mstate_free(sb_mstate *st) {
+  if (st->md) pcre2_match_data_free(st->md);
+  if (st->mc) pcre2_match_context_free(st->mc);
+  if (st->js) pcre2_jit_stack_free(st->js);
+  memset(st, 0, sizeof *st);
+}
+
+/* ---- literal search ----------------------------------------------------- */
+
+/* Bytes ordered from most to least common in source code and prose; a
+ * byte not listed is rarer than all of them. The two rarest bytes of a
+ * needle are the ones looked for first. */
+static const char COMMON[] = " etaoinsrlhdcumfpgbyw_vkxjqzETAOINSRLCDHUMPFGBYWVKXJQZ\n\t0123456789"
+                             "(){};,.=*/-+\"':<>[]#&|!\\";
+
+static int rarity(unsigned char c) {
+  const char *p = memchr(COMMON, c, sizeof COMMON - 1);
+  return p ? (int)(p - COMMON) : 255;
+}
+
+const char *sb_find(const char *h, size_t n, const char *nd, size_t m) {
+  if (m == 0) return h;
+  if (m > n) return NULL;
+  if (m == 1) return memchr(h, nd[0], n);
+  /* the two rarest positions of the needle (a, b distinct) */
+  size_t a = 0, b = 1;
+  for (size_t i = 0; i < m; i++) {
+    int r = rarity((unsigned char)nd[i]);
+    if (r > rarity((unsigned char)nd[a])) a = i;
+  }
+  b = a == 0 ? 1 : 0;
+  for (size_t i = 0; i < m; i++)
+    if (i != a && rarity((unsigned char)nd[i]) > rarity((unsigned char)nd[b])) b = i;
+  size_t i = 0;
+#ifdef __SSE2__
+  /* 16 candidate starts at once: both rare bytes where they must be */
+  size_t far = a > b ? a : b;
+  const __m128i va = _mm_set1_epi8(nd[a]), vb = _mm_set1_epi8(nd[b]);
+  for (; i + far + 16 <= n && i + m <= n; i += 16) {
+    __m128i ea = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(h + i + a)), va);
+    __m128i eb = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(h + i + b)), vb);
+    unsigned mask = (unsigned)_mm_movemask_epi8(_mm_and_si128(ea, eb));
+    while (mask) {
+      size_t at = i + (size_t)__builtin_ctz(mask);
+      if (at + m <= n && memcmp(h + at, nd, m) == 0) return h + at;
+      mask &= mask - 1;
+    }
+  }
+#endif
+  for (; i + m <= n; i++) {
+    const char *q = memchr(h + i + a, nd[a], n - m + 1 - i);
+    if (!q) return NULL;
+    i = (size_t)(q - h) - a;
+    if (memcmp(h + i, nd, m) == 0) return h + i;
+  }
+  return NULL;
+}
+
+/* ---- scan ---------------------------------------------------------------- */
+
+size_t sb_count_newlines(const char *p, size_t n) {
+  size_t count = 0, i = 0;
+#ifdef __SSE2__
+  const __m128i nl = _mm_set1_epi8('\n');
+  while (n - i >= 16) {
+    /* byte counters (each compare adds 0 or -1) folded before they wrap */
+    __m128i acc = _mm_setzero_si128();
+    size_t blocks = (n - i) / 16;
+    if (blocks > 255) blocks = 255;
+    for (size_t b = 0; b < blocks; b++, i += 16)
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), nl));
+    __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    count += (size_t)_mm_cvtsi128_si32(sums) + (size_t)_mm_extract_epi16(sums, 4);
+  }
+#endif
+  for (; i < n; i++) count += p[i] == '\n';
+  return count;
+}
+
+static size_t line_start(const char *buf, size_t from, size_t at) {
+  const char *nl = at > from ? memrchr(buf + from, '\n', at - from) : NULL;
+  return nl ? (size_t)(nl - buf) + 1 : from;
+}
+
+static size_t line_end(const char *buf, size_t len, size_t at) {
+  const char *nl = at < len ? memchr(buf + at, '\n', len - at) : NULL;
+  return nl ? (size_t)(nl - buf) : len;
+}
+
+static int run(const sb_matcher *m, sb_mstate *st, const char *s, size_t n, size_t start) {
+  if (m->jit) return pcre2_jit_match(m->code, (PCRE2_SPTR)s, n, start, 0, st->md, st->mc);
+  return pcre2_match(m->code, (PCRE2_SPTR)s, n, start, 0, st->md, st->mc);
+}
+
+/* Does the line [ls, le) match on its own? (> 0 yes, 0 no, < 0 error) */
+static int line_matches(const sb_matcher *m, sb_mstate *st, const char *buf, size_t ls, size_t le) {
+  int rc = run(m, st, buf + ls, le - ls, 0);
+  return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : rc;
+}
+
+int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len,
+                    sb_match_fn fn, void *ud) {
+  if (len == 0) return 0; /* no lines */
+  /* the buffer's final newline ends the last line; nothing follows it */
+  size_t end = buf[len - 1] == '\n' ? len - 1 : len;
+  if (m->prelen && !sb_find(buf, len, m->pre, m->prelen)) return 0;
+  size_t pos = 0;
+  while (pos <= end) {
+    size_t ls, le;
+    if (m->literal || (m->prelen && !m->multiline)) {
+      /* every matching line holds the literal: find it, then judge its line */
+      const char *lit = m->literal ? m->needle : m->pre;
+      size_t ll = m->literal ? m->nlen : m->prelen;
+      const char *q = ll ? sb_find(buf + pos, len - pos, lit, ll) : buf + pos;
+      if (!q || (size_t)(q - buf) > end) return 0;
+      ls = line_start(buf, pos, (size_t)(q - buf));
+      le = line_end(buf, len, (size_t)(q - buf));
+      if (!m->literal) {
+        int rc = line_matches(m, st, buf, ls, le);
+        if (rc < 0) return rc;
+        if (rc == 0) {
+          pos = le + 1;
+          continue;
+        }
+      }
+    } else {
+      int rc = run(m, st, buf, len, pos);
+      if (rc == PCRE2_ERROR_NOMATCH) return 0;
+      if (rc < 0) return rc;
+      PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->md);
+      size_t ms = ov[0], me = ov[1];
+      if (ms > end) return 0;
+      ls = line_start(buf, pos, ms);
+      if (m->multiline) {
+        size_t last = me > ms ? me - 1 : ms; /* the match's last byte */
+        if (last > end) last = end;
+        le = line_end(buf, len, last);
+        if (le > end) le = end;
+      } else {
+        le = line_end(buf, len, ms);
+        /* a match that ran over the newline: does the line match alone? */
+        if (me > le) {
+          int r2 = line_matches(m, st, buf, ls, le);
+          if (r2 < 0) return r2;
+          if (r2 == 0) {
+            pos = le + 1;
+            continue;
+          }
+        }
+      }
+    }
+    if (!fn(ud, ls, le)) return 0;
+    pos = le + 1;
+  }
+  return 0;
+}
