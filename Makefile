@@ -12,9 +12,13 @@
 #   make demo       the agent demo
 
 LUA      ?= lua5.4
-LUA_INC  ?= $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+# The interpreter picks the headers (SPEC §14): lua5.4, lua5.3, lua5.1 or
+# luajit; every version but 5.4 builds in its own tree (build-luajit, ...).
+LUA_PKG  := $(if $(filter luajit,$(LUA)),luajit,$(LUA))
+LUA_INC  ?= $(shell pkg-config --cflags $(LUA_PKG) 2>/dev/null || echo -I/usr/include/$(LUA_PKG))
+LUA_LIB  ?= $(shell pkg-config --libs $(LUA_PKG) 2>/dev/null || echo -l$(LUA_PKG))
 CC       ?= cc
-BUILD    ?= build
+BUILD    ?= $(if $(filter lua5.4,$(LUA)),build,build-$(LUA))
 OPT      ?= -O2
 SANFLAGS ?=
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
@@ -40,6 +44,7 @@ MODULE := $(BUILD)/sandbox/core.so
 # so sanitizers and valgrind see the suite itself, not a re-exec.
 BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
+export SANDBOX_LUA := $(LUA)
 
 .PHONY: all module install static embed test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
@@ -79,7 +84,7 @@ static: $(STATIC_LIB)
 all: $(STATIC_LIB)
 
 # Hosts linking it: the embed example and the two-threads test.
-EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 -llua5.4 -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
+EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 $(LUA_LIB) -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
 $(BUILD)/examples/embed-host: examples/embed/host.c examples/embed/capped_alloc.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
@@ -98,7 +103,7 @@ TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper $(
            $(BUILD)/test/attack $(BUILD)/test/no_ns $(BUILD)/test/seccomp_eval
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iexamples/embed -o $@ $< -llua5.4 -lm
+	$(CC) $(CFLAGS) -Iexamples/embed -o $@ $< $(LUA_LIB) -lm
 # run inside confined sandboxes, or as test hosts: no sanitizer runtime
 $(BUILD)/test/probe $(BUILD)/test/attack $(BUILD)/test/no_ns: $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)

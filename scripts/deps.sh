@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(lua5.4 liblua5.4-dev libuv1-dev uthash-dev lua-busted lua-cjson
       lua-socket lua-sec luarocks valgrind gcc make libc6-dev pkg-config
-      libcurl4-openssl-dev curl libpcre2-dev git ripgrep ${SANDBOX_EXTRA_PKGS:-})
+      libcurl4-openssl-dev curl libpcre2-dev git ripgrep luajit libluajit-5.1-dev neovim
+      ${SANDBOX_EXTRA_PKGS:-})
 
 # Node.js runs the test peers (ajv, the MCP SDK): Debian's, unless one is there
 command -v node >/dev/null && command -v npm >/dev/null || PKGS+=(nodejs npm)

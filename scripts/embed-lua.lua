@@ -12,7 +12,7 @@ local entries = {}
 for i = 3, #arg do
   local path = arg[i]
   local f = assert(io.open(path, "rb"))
-  local src = f:read("a")
+  local src = f:read("*a")
   f:close()
   local rel = path:sub(#root + 2)
   local name = rel:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")

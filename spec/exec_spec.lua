@@ -407,10 +407,9 @@ describe("exec", function()
 
     it("<close> kills its processes", function()
       local m = procs.marker()
-      do
-        local s2 <close> = new { kill_grace = 0.2 }
+      require("support.scoped")(new { kill_grace = 0.2 }, function(s2)
         assert(s2:exec("sleep", { m }, { background = true }))
-      end
+      end)
       assert_gone(m)
     end)
 

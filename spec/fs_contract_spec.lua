@@ -691,11 +691,10 @@ for _, be in ipairs(backends.list) do
 
       it("closes with <close>", function()
         local ref
-        do
-          local s <close> = be.new(nil, { ["a"] = "1" })
+        require("support.scoped")(be.new(nil, { ["a"] = "1" }), function(s)
           ref = s
           assert.equal("1", s:read_file("a"))
-        end
+        end)
         assert.has_error(function() ref:read_file("a") end)
       end)
 

@@ -88,11 +88,13 @@ typedef struct lua_sink {
   const char *zeros;
 } lua_sink;
 
+#if LUA_VERSION_NUM >= 503
 static int make_string(lua_State *L) {
   lua_sink *k = lua_touserdata(L, 1);
   lua_pushlstring(L, k->zeros, k->n);
   return 1;
 }
+#endif
 
 static char *sink_reserve(void *ud, size_t n) {
 #if LUA_VERSION_NUM >= 503

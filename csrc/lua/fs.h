@@ -2,7 +2,7 @@
 #ifndef SB_LUA_FS_H
 #define SB_LUA_FS_H
 
-#include <lua.h>
+#include "lua/compat.h"
 
 /* read_file, write_file, stat, exists, readdir, mkdir, remove, rename into
  * the table on top. */

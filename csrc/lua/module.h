@@ -4,7 +4,7 @@
 #ifndef SB_LUA_MODULE_H
 #define SB_LUA_MODULE_H
 
-#include <lua.h>
+#include "lua/compat.h"
 
 /* read_roots a container may have (each holds an fd). */
 #define SB_MAX_READ_ROOTS 64

@@ -74,7 +74,9 @@ int sb_push_err(lua_State *L, const sb_err *e, const char *path, size_t plen) {
   lua_pushnil(L);
   if (path) {
     /* paths may hold any byte but NUL was refused; pushlstring keeps length */
-    const char *p = plen ? lua_pushlstring(L, path, plen) : lua_pushliteral(L, ".");
+    if (plen) lua_pushlstring(L, path, plen);
+    else lua_pushliteral(L, ".");
+    const char *p = lua_tostring(L, -1);
     lua_pushfstring(L, "%s: %s: %s", sb_code_name(c), msg, p);
     lua_remove(L, -2);
   } else {

@@ -10,8 +10,7 @@
 #ifndef SB_LUA_OBJECT_H
 #define SB_LUA_OBJECT_H
 
-#include <lauxlib.h>
-#include <lua.h>
+#include "lua/compat.h"
 
 #include "fs/backend.h"
 

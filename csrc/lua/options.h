@@ -12,8 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <lauxlib.h>
-#include <lua.h>
+#include "lua/compat.h"
 
 /* Normalised constructor options (table at t): required ones raise when
  * missing; optional ones give `none` for nil. */

@@ -3,7 +3,7 @@
 #ifndef SB_LUA_PORTS_H
 #define SB_LUA_PORTS_H
 
-#include <lua.h>
+#include "lua/compat.h"
 
 struct sb_net;
 

@@ -57,8 +57,9 @@ static void push_output(lua_State *L, sb_proc *p, int k) {
   sb_outbuf *o = &p->cap[k];
   uint64_t dropped = sb_outbuf_dropped(o);
   size_t kept = sb_outbuf_len(o), head = sb_outbuf_head_len(o);
-  luaL_Buffer b;
-  char *dst = luaL_buffinitsize(L, &b, kept + 64);
+  /* the bytes are put together in a userdata (collected, so a raise in
+   * lua_pushlstring leaks nothing), then become the string */
+  char *dst = lua_newuserdatauv(L, kept + 64, 0);
   sb_outbuf_copy(o, dst);
   if (dropped) { /* mark the cut between head and tail */
     char mark[64];
@@ -67,7 +68,8 @@ static void push_output(lua_State *L, sb_proc *p, int k) {
     memcpy(dst + head, mark, (size_t)ml);
     kept += (size_t)ml;
   }
-  luaL_pushresultsize(&b, kept);
+  lua_pushlstring(L, dst, kept);
+  lua_remove(L, -2);
 }
 
 static void set_int(lua_State *L, const char *k, lua_Integer v) {

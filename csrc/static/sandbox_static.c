@@ -1,6 +1,6 @@
 /* Opening the module in a host that links libsandbox.a: the Lua layer comes
  * from sb_lua_layer[] (compiled in), the C core from luaopen_sandbox_core. */
-#include <lauxlib.h>
+#include "lua/compat.h"
 
 #include "lua_layer.h"
 #include "sandbox.h"
@@ -15,7 +15,15 @@ static int load_module(lua_State *L) {
 }
 
 void sandbox_preload(lua_State *L) {
+#ifdef LUA_PRELOAD_TABLE
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+#else /* 5.1, LuaJIT: package.preload, reached through the loaded modules */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, "_LOADED");
+  luaL_getsubtable(L, -1, "package");
+  luaL_getsubtable(L, -1, "preload");
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+#endif
   lua_pushcfunction(L, luaopen_sandbox_core);
   lua_setfield(L, -2, "sandbox.core");
   for (lua_Integer i = 0; sb_lua_layer[i].name; i++) {

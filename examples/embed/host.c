@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <lauxlib.h>
+#include "lua/compat.h" /* the Lua version differences (any of 5.1, LuaJIT, 5.3, 5.4) */
 #include <lualib.h>
 
 #include "capped_alloc.h"

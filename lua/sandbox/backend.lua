@@ -22,7 +22,7 @@ function M.define(kind, spec)
     parts[#parts + 1] = exec.options
     parts[#parts + 1] = confine.options
   end
-  local schema = options.schema(table.unpack(parts))
+  local schema = options.schema((table.unpack or unpack)(parts))
   local make = core[kind]
   return {
     schema = schema,

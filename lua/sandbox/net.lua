@@ -39,8 +39,8 @@ end
 --- fixed in C when the sandbox is made).
 function M.publish(sb, o)
   if o.allowed_hosts then
-    core.setfield(sb, "allowed_hosts", { table.unpack(o.allowed_hosts) })
-    core.setfield(sb, "denied_hosts", { table.unpack(o.denied_hosts or {}) })
+    core.setfield(sb, "allowed_hosts", { (table.unpack or unpack)(o.allowed_hosts) })
+    core.setfield(sb, "denied_hosts", { (table.unpack or unpack)(o.denied_hosts or {}) })
   end
 end
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <lauxlib.h>
+#include "lua/compat.h"
 #include <lua.h>
 #include <lualib.h>
 

@@ -5,15 +5,14 @@ local M = {}
 
 local fmt, concat = string.format, table.concat
 
--- a tiny deterministic PRNG (xorshift64*), so a seed means the same run everywhere
+-- a tiny deterministic PRNG (Park-Miller), exact in doubles, so a seed
+-- means the same run on every Lua (5.1 and LuaJIT have no 64-bit integers)
 local function rng(seed)
-  local s = seed ~ 0x9E3779B97F4A7C15
+  local s = (seed * 7919 + 12345) % 2147483647
   if s == 0 then s = 1 end
   return function(n) -- integer in [1, n]
-    s = s ~ (s << 13)
-    s = s ~ (s >> 7)
-    s = s ~ (s << 17)
-    return (s >> 1) % n + 1
+    s = s * 16807 % 2147483647
+    return s % n + 1
   end
 end
 

@@ -36,19 +36,22 @@ end
 
 function M.quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
---- Command prefix that runs a child lua5.4 loading the module under test
+-- the interpreter the suite runs under (make test LUA=...), for children
+M.LUA = os.getenv("SANDBOX_LUA") or "lua5.4"
+
+--- Command prefix that runs a child Lua (M.LUA) loading the module under test
 --- the way this suite does (with the ASan runtime preloaded in `make asan`).
 --- With check_leaks, leaks of the child fail it (ASan builds) or are
 --- reported by valgrind when that is installed.
 function M.lua(check_leaks)
   local pre = os.getenv("SANDBOX_LUA_PRELOAD")
   if pre and pre ~= "" then
-    return ("env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=%d lua5.4"):format(pre, check_leaks and 1 or 0)
+    return ("env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=%d %s"):format(pre, check_leaks and 1 or 0, M.LUA)
   end
   if check_leaks and M.run("command -v valgrind") then
-    return "valgrind -q --log-file=/dev/null --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 lua5.4"
+    return "valgrind -q --log-file=/dev/null --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 " .. M.LUA
   end
-  return "lua5.4"
+  return M.LUA
 end
 
 --- Pid of this (the test) process.
