@@ -179,18 +179,20 @@ do
   local seed = assert(sandbox.container { base_dir = dir, exec = false })
   for path, content in pairs(PROJECT) do assert(seed:write_file(path, content)) end
   seed:dispose()
-  local sb <close> = assert(sandbox.container { base_dir = dir, kill_grace = 0.5 })
+  local sb = assert(sandbox.container { base_dir = dir, kill_grace = 0.5 })
   run_agent("ContainerSandbox", sb, model())
   local c = sb.confinement
   out:write(("   (commands ran with %s, network: %s, tree kill by %s)\n"):format(
     c.landlock.enforced and ("Landlock ABI " .. tostring(c.landlock.abi)) or "no Landlock",
     c.network.mode, c.tree_kill.via))
+  sb:dispose() -- (on Lua 5.4, `local sb <close> = ...` does this at the end of the block)
 end
 os.execute("rm -rf " .. dir)
 
 -- 2. the same agent in memory: no host access at all, no commands
 do
-  local sb <close> = sandbox.virtual { cwd = "/project", files = PROJECT }
+  local sb = sandbox.virtual { cwd = "/project", files = PROJECT }
   run_agent("VirtualSandbox", sb, model())
   out:write("   (src/greet.lua now says: " .. sb:read_file("src/greet.lua"):match("'Hello, '[^\n]*") .. ")\n")
+  sb:dispose()
 end

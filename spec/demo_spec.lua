@@ -39,7 +39,7 @@ describe("the demo agent", function()
     local port
     for _ = 1, 100 do
       local f = io.open(dir .. "/port")
-      port = f and f:read("l")
+      port = f and f:read("*l")
       if f then f:close() end
       if port then break end
       sh.run("sleep 0.05")
@@ -54,8 +54,8 @@ describe("the demo agent", function()
     assert.equal(2, n, out)
     -- what the endpoint received: tools in OpenAI chat form, results as tool messages
     local f = assert(io.open(dir .. "/log"))
-    local first = cjson.decode(f:read("l"))
-    local second = cjson.decode(f:read("l"))
+    local first = cjson.decode(f:read("*l"))
+    local second = cjson.decode(f:read("*l"))
     f:close()
     assert.equal("fake", first.model)
     assert.equal("function", first.tools[1].type)

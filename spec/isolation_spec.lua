@@ -44,7 +44,7 @@ local function host_setup()
   host.sock = host.sockdir .. "/daemon.sock"
   sh.run(("chmod 777 %s"):format(host.sockdir))
   host.listener = sh.popen(("%s/test/attack unix-listen %s 60"):format(sh.build, host.sock))
-  assert(host.listener:read("l") == "listening")
+  assert(host.listener:read("*l") == "listening")
   sh.run("chmod 777 " .. host.sock)
   host.hostname = sh.lines("hostname")[1]
   host.ns = {}

@@ -39,7 +39,7 @@ local function children()
   for _, t in ipairs(tasks) do
     local f = io.open(dir .. t .. "/children")
     if f then
-      for pid in f:read("a"):gmatch("%d+") do set[pid] = true end
+      for pid in f:read("*a"):gmatch("%d+") do set[pid] = true end
       f:close()
     end
   end
@@ -593,7 +593,7 @@ describe("exposed ports", function()
     assert.equal(tasks, tasks_after)
     for pid in pairs(children()) do
       local f = io.open("/proc/" .. pid .. "/status")
-      local st = f and f:read("a") or ""
+      local st = f and f:read("*a") or ""
       if f then f:close() end
       assert.truthy(kids[pid], "process left: " .. pid .. " " .. st:sub(1, 200))
     end

@@ -18,7 +18,7 @@ end
 local function stop_swapper(pid, out)
   sh.run(("kill -TERM %s; while kill -0 %s 2>/dev/null; do sleep 0.01; done"):format(pid, pid))
   local f = assert(io.open(out))
-  local n = tonumber(f:read("a"):match("%d+")) or 0
+  local n = tonumber(f:read("*a"):match("%d+")) or 0
   f:close()
   return n
 end

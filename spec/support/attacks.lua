@@ -50,7 +50,7 @@ function M.run(root, host, opts)
   r = assert(sb:exec("sh", { "-c", "echo x > made-here && id -u && id -g" }))
   out.inside_ids = trim(r.stdout)
   local p = assert(io.popen("stat -c '%u %g' " .. root .. "/made-here"))
-  out.host_owner = trim(p:read("a"))
+  out.host_owner = trim(p:read("*a"))
   p:close()
   sb:dispose()
   return out

@@ -4,6 +4,9 @@ local build = os.getenv("SANDBOX_BUILD") or "./build"
 package.cpath = build .. "/?.so;" .. package.cpath
 package.path = "./lua/?.lua;./lua/?/init.lua;./spec/?.lua;" .. package.path
 
+-- The specs run on 5.1 and LuaJIT too, where unpack is a global.
+table.unpack = table.unpack or unpack -- luacheck: ignore
+
 -- Container test roots are removed after every test file.
 local backends = require "support.backends"
 local busted = require "busted"

@@ -13,7 +13,7 @@ local running = {}
 function M.start()
   local log = backends.tmpdir("httpd") .. "/requests.log"
   local p = sh.popen(("exec %s/test/httpd %s"):format(sh.build, sh.quote(log)))
-  local port, pid = p:read("l"):match("^(%d+) (%d+)$")
+  local port, pid = p:read("*l"):match("^(%d+) (%d+)$")
   local s = { port = tonumber(port), pid = tonumber(pid), pipe = p, log = log }
   function s.url(path) return ("http://127.0.0.1:%d%s"):format(s.port, path or "/") end
   function s.requests()

@@ -10,11 +10,15 @@ function M.popen(cmd)
   return assert(io.popen(CLEAN .. "sh -c " .. M.quote(cmd)))
 end
 
+-- (the exit status comes back in the output: io.popen's close gives none
+-- on 5.1 and LuaJIT)
 function M.run(cmd)
-  local p = assert(io.popen(CLEAN .. "sh -c " .. M.quote("{\n" .. cmd .. "\n} 2>&1")))
-  local out = p:read("a")
-  local ok = p:close()
-  return ok == true, out
+  local p = assert(io.popen(CLEAN .. "sh -c " .. M.quote("{\n" .. cmd .. "\n} 2>&1; echo \"\n__rc=$?\"")))
+  local out = p:read("*a")
+  p:close()
+  local body, rc = out:match("^(.-)\n__rc=(%d+)\n?$")
+  if not body then return false, out end
+  return rc == "0", body
 end
 
 function M.lines(cmd)
@@ -29,7 +33,7 @@ end
 function M.read_file(path)
   local f = io.open(path, "rb")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end
@@ -57,7 +61,7 @@ end
 --- Pid of this (the test) process.
 function M.pid()
   local f = assert(io.open("/proc/self/stat"))
-  local pid = f:read("a"):match("^(%d+)")
+  local pid = f:read("*a"):match("^(%d+)")
   f:close()
   return pid
 end
@@ -67,7 +71,7 @@ M.build = (function()
   local b = os.getenv("SANDBOX_BUILD") or "build"
   if b:sub(1, 1) == "/" then return b end
   local p = assert(io.popen("pwd"))
-  local cwd = p:read("l")
+  local cwd = p:read("*l")
   p:close()
   return cwd .. "/" .. b:gsub("^%./", "")
 end)()
