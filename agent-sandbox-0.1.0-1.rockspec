@@ -17,7 +17,7 @@ Landlock), both generating tool tables for OpenAI/Anthropic/MCP agent loops.]],
 }
 -- lua-cjson decodes tool-call JSON fast; without it the module's own codec
 -- is used (sandbox.json), so a missing rock degrades speed, not function.
-dependencies = { "lua >= 5.4, < 5.5", "lua-cjson >= 2.1" }
+dependencies = { "lua >= 5.1, < 5.5", "lua-cjson >= 2.1" } -- 5.1 covers LuaJIT 2.1
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
   UTHASH = { header = "uthash.h" },

@@ -156,7 +156,7 @@ end
 
 local function tmpdir()
   local p = assert(io.popen("mktemp -d /tmp/sandbox-demo-XXXXXX"))
-  local d = p:read("l")
+  local d = p:read("*l")
   p:close()
   return d
 end

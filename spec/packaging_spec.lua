@@ -8,7 +8,15 @@ local function rockspec()
   local files = lines("ls *.rockspec")
   assert.equal(1, #files, "exactly one rockspec")
   local env = {}
-  assert(load(assert(sh.read_file(files[1])), files[1], "t", env))()
+  local text = assert(sh.read_file(files[1]))
+  local chunk
+  if setfenv then -- 5.1, LuaJIT: load takes no environment
+    chunk = assert(loadstring(text, files[1]))
+    setfenv(chunk, env)
+  else
+    chunk = assert(load(text, files[1], "t", env))
+  end
+  chunk()
   return env, files[1]
 end
 

@@ -7,7 +7,7 @@ local sandbox = require "sandbox"
 
 local dir = os.getenv("EMBED_DIR") or "/tmp/sandbox-embed-demo"
 os.execute("mkdir -p '" .. dir .. "'")
-local sb = assert(sandbox.container { base_dir = dir, max_background_processes = 8 })
+local sb = assert(sandbox.container { base_dir = dir, max_background_processes = 8, max_read_bytes = "32MB" })
 local notes = sandbox.virtual { max_total_bytes = "256MB", max_write_bytes = "64MB" } -- the host's cap bites first
 
 local function say(fmt, ...) io.write(("[frame %3d] " .. fmt .. "\n"):format(FRAME or 0, ...)) end
@@ -34,7 +34,15 @@ local jobs = {
 
 -- The host's allocator is capped: a write that needs more memory than is
 -- left fails with an error, and the sandbox keeps working.
-local big = string.rep("x", 24 * 1024 * 1024)
+-- (24 MB made on disk a megabyte at a time and read back: building it with
+-- string.rep would need three times that on Lua 5.1)
+local f = assert(io.open(dir .. "/big.bin", "wb"))
+local mb = string.rep("x", 1024 * 1024)
+for _ = 1, 24 do f:write(mb) end
+f:close()
+mb = nil
+local big = assert(sb:read_file("big.bin"))
+collectgarbage()
 local ok, msg = notes:write_file("big.bin", big)
 say("writing 24 MB into the VirtualSandbox: %s", ok and "ok" or msg)
 local ok2, msg2 = notes:write_file("big2.bin", big)
