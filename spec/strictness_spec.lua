@@ -118,6 +118,19 @@ describe("messages", function()
     assert.has_error(function() sandbox.virtual { max_total_bytes = "1.5" } end)
   end)
 
+  it("a size beyond what this Lua holds exactly is refused, not rounded", function()
+    if math.tointeger then -- 5.3, 5.4: 64-bit integers
+      assert.is_truthy(sandbox.virtual { max_read_bytes = 2 ^ 60 })
+    else -- 5.1, LuaJIT: doubles, exact up to 2^53
+      local ok, err = pcall(sandbox.virtual, { max_read_bytes = 2 ^ 60 })
+      assert.is_false(ok)
+      assert.matches("max_read_bytes' is too large for this Lua %(numbers are doubles: at most 2%^53%)", err)
+      assert.has_error(function() sandbox.virtual { max_total_bytes = "2EB" } end)
+    end
+    assert.has_error(function() sandbox.virtual { max_read_bytes = 2 ^ 64 } end)
+    assert.is_truthy(sandbox.virtual { max_read_bytes = 2 ^ 52 })
+  end)
+
   it("an invalid search pattern says what is wrong with it", function()
     local v, msg, code = sandbox.virtual {}:grep("[")
     assert.is_nil(v)

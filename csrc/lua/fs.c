@@ -196,7 +196,7 @@ static void push_stat(lua_State *L, const sb_stat *st) {
   lua_createtable(L, 0, 4);
   push_type(L, st->type);
   set_key(L, K_TYPE);
-  lua_pushinteger(L, (lua_Integer)st->size);
+  sb_lua_pushu64(L, st->size);
   set_key(L, K_SIZE);
   lua_pushnumber(L, st->mtime);
   set_key(L, K_MTIME);
@@ -277,7 +277,7 @@ static int m_readdir(lua_State *L) {
     set_key(L, K_TYPE);
     lua_pushboolean(L, d->type == SB_T_DIR);
     set_key(L, K_ISDIR);
-    lua_pushinteger(L, (lua_Integer)d->size);
+    sb_lua_pushu64(L, d->size);
     set_key(L, K_SIZE);
     lua_rawseti(L, -2, ++k);
   }

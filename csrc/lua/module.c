@@ -255,7 +255,7 @@ static int l_methods(lua_State *L) {
 /* sb:_footprint(): bytes held by a virtual tree (benchmarks). */
 static int l_footprint(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
-  lua_pushinteger(L, sb->fs.be == &sb_virtual_backend ? (lua_Integer)sb_virtual_footprint(&sb->fs) : 0);
+  sb_lua_pushu64(L, sb->fs.be == &sb_virtual_backend ? (uint64_t)sb_virtual_footprint(&sb->fs) : 0);
   return 1;
 }
 

@@ -169,7 +169,7 @@ static int h_index(lua_State *L) {
   else if (strcmp(k, "id") == 0) lua_pushinteger(L, h->id);
   else if (strcmp(k, "background") == 0) lua_pushboolean(L, h->background);
   else if (strcmp(k, "read_dropped") == 0) /* output that went past h:read */
-    lua_pushinteger(L, h->p ? (lua_Integer)(h->p->qdropped[0] + h->p->qdropped[1]) : 0);
+    sb_lua_pushu64(L, h->p ? (uint64_t)(h->p->qdropped[0] + h->p->qdropped[1]) : 0);
   else {
     lua_getmetatable(L, 1);
     lua_getfield(L, -1, "methods");

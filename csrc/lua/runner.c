@@ -77,6 +77,12 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
   lua_setfield(L, -2, k);
 }
 
+/* A byte count: exact on every Lua, or an error (sb_lua_pushu64). */
+static void set_u64(lua_State *L, const char *k, uint64_t v) {
+  sb_lua_pushu64(L, v);
+  lua_setfield(L, -2, k);
+}
+
 static void set_bool(lua_State *L, const char *k, bool v) {
   lua_pushboolean(L, v);
   lua_setfield(L, -2, k);
@@ -110,11 +116,11 @@ static void push_result(lua_State *L, sb_proc *p) {
   lua_setfield(L, -2, "stderr");
   uint64_t d0 = sb_outbuf_dropped(&p->cap[0]), d1 = sb_outbuf_dropped(&p->cap[1]);
   set_bool(L, "truncated", d0 + d1 > 0);
-  set_int(L, "dropped_bytes", (lua_Integer)(d0 + d1));
-  set_int(L, "stdout_dropped", (lua_Integer)d0);
-  set_int(L, "stderr_dropped", (lua_Integer)d1);
+  set_u64(L, "dropped_bytes", d0 + d1);
+  set_u64(L, "stdout_dropped", d0);
+  set_u64(L, "stderr_dropped", d1);
   set_bool(L, "output_incomplete", p->output_incomplete);
-  if (p->background) set_int(L, "read_dropped", (lua_Integer)(p->qdropped[0] + p->qdropped[1]));
+  if (p->background) set_u64(L, "read_dropped", p->qdropped[0] + p->qdropped[1]);
   lua_pushnumber(L, p->t_end - p->t0);
   lua_setfield(L, -2, "duration");
   set_int(L, "pid", p->pid);

@@ -13,9 +13,15 @@ local getmetatable, setmetatable = getmetatable, setmetatable
 local floor, huge = math.floor, math.huge
 local fmt = string.format
 
--- Integer test that works on every Lua (no math.type before 5.3).
+-- The largest integer the Lua holds exactly: 5.3 and 5.4 have 64-bit
+-- integers; on 5.1 and LuaJIT every number is a double.
+local EXACT = math.tointeger and 2 ^ 63 or 2 ^ 53
+M.EXACT = EXACT
+
+-- Integer test that works on every Lua (no math.type before 5.3), within
+-- what the Lua holds exactly.
 local function is_integer(v)
-  return type(v) == "number" and v == floor(v) and v > -huge and v < huge
+  return type(v) == "number" and v == floor(v) and v > -EXACT and v < EXACT
 end
 M.is_integer = is_integer
 
@@ -38,7 +44,7 @@ function M.parse_size(v)
     if v < 0 then return nil, "must not be negative" end
     if v ~= v or v == huge then return nil, "must be a finite size" end
     if v ~= floor(v) then return nil, fmt("%s is not a whole number of bytes", tostring(v)) end
-    if v >= 2 ^ 63 then return nil, "is too large" end
+    if v >= EXACT then return nil, EXACT < 2 ^ 63 and "is too large for this Lua (numbers are doubles: at most 2^53)" or "is too large" end
     return as_integer(v)
   end
   if type(v) ~= "string" then return nil, "must be a size (bytes, or a string like \"512MB\")" end
@@ -51,7 +57,7 @@ function M.parse_size(v)
   if mult == 1 and n ~= floor(n) then
     return nil, fmt("'%s' is not a whole number of bytes (write \"1.5KB\" for 1536)", v)
   end
-  if n * mult >= 2 ^ 63 then return nil, fmt("'%s' is too large", v) end
+  if n * mult >= EXACT then return nil, fmt("'%s' is too large%s", v, EXACT < 2 ^ 63 and " for this Lua (numbers are doubles: at most 2^53)" or "") end
   return as_integer(floor(n * mult))
 end
 
