@@ -213,6 +213,11 @@ install: $(MODULE)
 	install -d $(DESTDIR)$(INST_LIBDIR)/sandbox
 	install -m 755 $(MODULE) $(DESTDIR)$(INST_LIBDIR)/sandbox/core.so
 	cd lua && find sandbox -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(INST_LUADIR)/{} \;
+	install -d $(DESTDIR)$(INST_BINDIR)
+	sed -e '1s|.*|#!/usr/bin/env $(LUA)|' \
+	    -e 's|^local INSTALLED_PATH, INSTALLED_CPATH = nil, nil.*|local INSTALLED_PATH, INSTALLED_CPATH = "$(INST_LUADIR)/?.lua;$(INST_LUADIR)/?/init.lua", "$(INST_LIBDIR)/?.so"|' \
+	    bin/agent-sandbox > $(DESTDIR)$(INST_BINDIR)/agent-sandbox
+	chmod 755 $(DESTDIR)$(INST_BINDIR)/agent-sandbox
 
 clean:
 	rm -rf build build-asan build-cov build-fuzz

@@ -134,6 +134,73 @@ describe("exec", function()
     end)
   end)
 
+  describe("waiting with the host in the loop (on_wait)", function()
+    it("calls on_wait while a foreground command runs, with the time so far", function()
+      local seen = {}
+      local r = assert(sb:exec("sleep", { "0.5" }, { on_wait = function(_, elapsed) seen[#seen + 1] = elapsed end,
+        wait_interval = 0.1 }))
+      assert.equal(0, r.exit_code)
+      assert.is_true(#seen >= 3 and #seen <= 6, #seen .. " calls")
+      for i = 2, #seen do assert.is_true(seen[i] > seen[i - 1]) end
+    end)
+
+    it("lets on_wait kill the whole tree (a cancelled request)", function()
+      local m = procs.marker()
+      local r = assert(sb:exec("sh", { "-c", "sleep " .. m .. " & sleep " .. m .. "; wait" }, {
+        on_wait = function(h, elapsed) if elapsed > 0.3 then h:kill() end end }))
+      assert.equal("SIGTERM", r.signal)
+      assert.equal("kill", r.killed_by)
+      assert_gone(m)
+    end)
+
+    it("kills the command when on_wait raises, and re-raises", function()
+      local m = procs.marker()
+      assert.has_error(function()
+        sb:exec("sleep", { m }, { on_wait = function() error("host gave up", 0) end })
+      end, "host gave up")
+      assert_gone(m)
+    end)
+
+    it("raises on misuse", function()
+      local f = function() end
+      assert.has_error(function() sb:exec("true", {}, { background = true, on_wait = f }) end,
+        "exec: on_wait and wait_interval are for foreground commands (a background one returns at once)")
+      assert.has_error(function() sb:exec("true", {}, { wait_interval = 1 }) end, "exec: wait_interval needs on_wait")
+      assert.has_error(function() sb:exec("true", {}, { on_wait = 1 }) end)
+    end)
+  end)
+
+  describe("the host's stdio (stdio = \"inherit\")", function()
+    it("gives the command the host's stdin, stdout and stderr, with nothing kept in the result", function()
+      local tmp = backends.tmpdir("inherit")
+      local ok, out = sh.run(("printf 'from-host' | %s -e %s > %s/out 2> %s/err"):format(sh.lua(false), sh.quote(([[
+        package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local sb = assert(require("sandbox").container { base_dir = "%s"%s })
+        local r = assert(sb:exec("sh", { "-c", "cat; echo to-err >&2; exit 3" }, { stdio = "inherit" }))
+        io.stderr:write("|", r.exit_code, "|", #r.stdout, "|", #r.stderr, "\n")
+        sb:close()]]):format(sh.build, tmp, os.getenv("SANDBOX_TEST_UNCONFINED") and ", confine = false" or "")),
+        tmp, tmp))
+      assert(ok, out .. tostring(sh.read_file(tmp .. "/err")))
+      assert.equal("from-host", sh.read_file(tmp .. "/out"))
+      assert.equal("to-err\n|3|0|0\n", sh.read_file(tmp .. "/err"))
+    end)
+
+    it("leaks no descriptor, and refuses the options that need pipes", function()
+      assert(sb:exec("true")) -- the loop is created at the first command
+      local before = fd_count()
+      for _ = 1, 10 do assert(sb:exec("true", {}, { stdio = "inherit" })) end
+      assert.equal(before, fd_count())
+      for _, k in ipairs { "stdin", "on_stdout", "on_stderr" } do
+        local o = { stdio = "inherit" }
+        o[k] = k == "stdin" and "x" or function() end
+        assert.has_error(function() sb:exec("true", {}, o) end,
+          "exec: option '" .. k .. "' cannot be used with stdio = \"inherit\"")
+      end
+      assert.has_error(function() sb:exec("true", {}, { stdio = "tty" }) end)
+    end)
+  end)
+
   describe("the shell", function()
     it("is refused unless allowed", function()
       local v, msg, code = sb:exec_shell("echo hi")

@@ -51,7 +51,7 @@ describe("packaging", function()
     local src = tmp .. "/src"
     -- build from a copy: the build writes objects into the source tree. No
     -- rocks server is reachable here, so dependencies are not fetched.
-    assert(sh.run(("mkdir -p %s && cp -r Makefile csrc lua %s %s/"):format(src, file, src)))
+    assert(sh.run(("mkdir -p %s && cp -r Makefile csrc lua bin %s %s/"):format(src, file, src)))
     local ok, log = sh.run(("cd %s && luarocks --lua-version=5.4 make --deps-mode=none --tree %s %s")
       :format(src, tree, file))
     assert.is_true(ok, log)
@@ -81,6 +81,22 @@ print("CORE", package.searchpath("sandbox.core", package.cpath))
     out = table.concat(lines(("cd %s && %s lua5.4 %s 2>&1"):format(tmp, env2, script)), "\n")
     assert.matches("TOOL\tfalse", out)
     assert.matches("CODEC\tlua%-cjson", out)
+  end)
+
+  it("installs agent-sandbox, which runs from the tree alone", function()
+    local bin = tree .. "/bin/agent-sandbox"
+    local work = tmp .. "/work"
+    assert(sh.run("mkdir -p " .. work))
+    local clean = "env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u SANDBOX_BUILD "
+    local ok, out = sh.run(("cd %s && %s%s run -- sh -c 'echo ran in $PWD'"):format(work, clean, bin))
+    assert.is_true(ok, out)
+    assert.matches("ran in", out)
+    ok, out = sh.run(("cd %s && echo '%s' | %s%s mcp"):format(work,
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}',
+      clean, bin))
+    assert.is_true(ok, out)
+    assert.matches('"protocolVersion":"2025%-06%-18"', out)
+    assert.matches('"name":"agent%-sandbox"', out)
   end)
 
   it("the installed module exports only luaopen_sandbox_core", function()

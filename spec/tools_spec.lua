@@ -225,6 +225,21 @@ for _, be in ipairs(backends.list) do
           assert.matches("99999\n100000\n$", text)
         end)
 
+        it("lets the host's on_wait in while a foreground command runs (progress, cancellation)", function()
+          local calls = {}
+          local t2 = sb:tools { on_wait = function(h, info)
+            calls[#calls + 1] = info.tool
+            if info.elapsed > 0.3 then h:kill() end
+          end, exclude = { "run_shell" } }
+          local text = ok(t2.run_command.execute { command = { "sleep", "10" } })
+          assert.matches("killed by SIGTERM", text)
+          assert.is_true(#calls >= 2)
+          assert.equal("run_command", calls[1])
+          calls = {}
+          ok(t2.run_command.execute { command = { "sleep", "0.2" }, background = true })
+          assert.same({}, calls, "a background start is not waited for")
+        end)
+
         it("reports spawn failures as errors with advice", function()
           bad(run { command = { "no-such-program" } }, "command not found")
           bad(run { command = {} }, "needs at least 1 item")

@@ -588,21 +588,33 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
   for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], lr->cfg.max_output);
 
-  /* stdin: a pipe when there is input to give, /dev/null otherwise */
-  bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
+  /* stdin: a pipe when there is input to give, /dev/null otherwise; or
+   * the host's own three (agent-sandbox run), copied above 2 so the child's
+   * dup2 clears their close-on-exec */
+  bool inherit = cmd->inherit_stdio;
+  bool want_in = !inherit && ((cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin);
   int fds[6] = {-1, -1, -1, -1, -1, -1}; /* in r/w, out r/w, err r/w */
   sb_spawn_req req = {.file = cmd->argv[0], .argv = cmd->argv, .envp = cmd->envp, .path = cmd->path,
                       .cwd_fd = cwdfd, .cwd_rel = rel, .steps = lr->cfg.steps, .stack = lr->stack,
                       .no_pidfd = lr->cfg.no_pidfd};
-  if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
+  if (inherit) {
+    fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    fds[3] = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    fds[5] = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (fds[0] < 0 || fds[3] < 0 || fds[5] < 0) {
+      sb_failf(e, SB_EINVAL, "the host's standard input, output and error must be open (%s)", strerror(errno));
+      goto fail;
+    }
+  } else if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
     sb_fail_errno(e, errno);
     goto fail;
+  } else {
+    if (want_in) fds[0] = high_fd(fds[0]);
+    fds[3] = high_fd(fds[3]);
+    fds[5] = high_fd(fds[5]);
   }
-  if (want_in) fds[0] = high_fd(fds[0]);
-  fds[3] = high_fd(fds[3]);
-  fds[5] = high_fd(fds[5]);
   if (!leaves_create(p, req.cgroup_procs_fds, e)) goto fail;
-  req.stdin_fd = want_in ? fds[0] : lr->devnull;
+  req.stdin_fd = want_in || inherit ? fds[0] : lr->devnull;
   req.stdout_fd = fds[3];
   req.stderr_fd = fds[5];
   sb_spawn_res res;
@@ -612,25 +624,29 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     goto fail;
   }
   close(cwdfd);
-  if (want_in) close(fds[0]);
-  close(fds[3]);
-  close(fds[5]);
+  int child_ends[] = {0, 3, 5};
+  for (int i = 0; i < 3; i++)
+    if (fds[child_ends[i]] >= 0) close(fds[child_ends[i]]);
   b->id = ++r->next_id;
   b->pid = res.pid;
   p->pidfd = res.pidfd;
   b->t0 = sb_now();
 
   uv_loop_t *loop = &lr->loop;
-  uv_pipe_init(loop, &p->out[0], 0);
-  uv_pipe_init(loop, &p->out[1], 0);
-  uv_pipe_open(&p->out[0], fds[2]);
-  uv_pipe_open(&p->out[1], fds[4]);
   uv_timer_init(loop, &p->t_timeout);
   uv_timer_init(loop, &p->t_kill);
   uv_timer_init(loop, &p->t_drain);
-  void *handles[] = {&p->out[0], &p->out[1], &p->t_timeout, &p->t_kill, &p->t_drain};
-  for (size_t i = 0; i < sizeof handles / sizeof *handles; i++) ((uv_handle_t *)handles[i])->data = p;
-  p->open_handles = 5;
+  void *handles[] = {&p->t_timeout, &p->t_kill, &p->t_drain, &p->out[0], &p->out[1]};
+  int nh = inherit ? 3 : 5;
+  if (!inherit) {
+    uv_pipe_init(loop, &p->out[0], 0);
+    uv_pipe_init(loop, &p->out[1], 0);
+    uv_pipe_open(&p->out[0], fds[2]);
+    uv_pipe_open(&p->out[1], fds[4]);
+  }
+  p->eof[0] = p->eof[1] = inherit; /* nothing to drain */
+  for (int i = 0; i < nh; i++) ((uv_handle_t *)handles[i])->data = p;
+  p->open_handles = nh;
   if (want_in) {
     uv_pipe_init(loop, &p->in, 0);
     uv_pipe_open(&p->in, fds[1]);
@@ -648,8 +664,10 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     p->open_handles++;
     uv_timer_start(&p->t_reap, on_reap_tick, 1, 1);
   }
-  uv_read_start((uv_stream_t *)&p->out[0], on_alloc, on_read);
-  uv_read_start((uv_stream_t *)&p->out[1], on_alloc, on_read);
+  if (!inherit) {
+    uv_read_start((uv_stream_t *)&p->out[0], on_alloc, on_read);
+    uv_read_start((uv_stream_t *)&p->out[1], on_alloc, on_read);
+  }
   uv_update_time(loop); /* timers count from now, not from the last turn */
   if (cmd->timeout > 0) uv_timer_start(&p->t_timeout, on_timeout, ms(cmd->timeout), 0);
   p->in_open = want_in;

@@ -41,6 +41,7 @@ typedef struct sb_cmd {
   const char *stdin_data;  /* written then closed; NULL = none */
   size_t stdin_len;
   bool keep_stdin;         /* background: leave stdin open for writes */
+  bool inherit_stdio;      /* the host's fds 0-2 are the child's (no pipes, no output kept) */
   bool background;
   bool queue[2];           /* background: keep stdout / stderr for h:read */
   double timeout;          /* seconds, <= 0 = none */

@@ -123,7 +123,7 @@ static char **environment(lua_State *L, sb_sandbox *sb, sb_lua_runner *lr, int e
 }
 
 /* core.spawn(sb, spec) -> handle | nil, msg, code. spec: argv, env (extra
- * variables), cwd, stdin, background, keep_stdin, timeout, on_stdout,
+ * variables), cwd, stdin, background, keep_stdin, inherit_stdio, timeout, on_stdout,
  * on_stderr, on_exit, on_end, fields. Checked by lua/sandbox/exec.lua. */
 static int l_spawn(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
@@ -155,6 +155,7 @@ static int l_spawn(lua_State *L) {
   cmd.stdin_data = sb_lua_opt_str(L, 2, "stdin", &inlen);
   cmd.stdin_len = inlen;
   cmd.keep_stdin = sb_lua_opt_bool(L, 2, "keep_stdin", false);
+  cmd.inherit_stdio = sb_lua_opt_bool(L, 2, "inherit_stdio", false);
   lua_getfield(L, 2, "timeout");
   cmd.timeout = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : cmd.background ? 0 : lr->timeout;
   lua_pop(L, 1);

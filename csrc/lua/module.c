@@ -21,6 +21,7 @@
 #include "fs/container.h"
 #include "fs/virtual.h"
 #include "lua/caps.h"
+#include "lua/channel.h"
 #include "lua/confine.h"
 #include "lua/exec.h"
 #include "lua/fs.h"
@@ -341,6 +342,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   lua_setfield(L, -2, "backends");
   sb_lua_exec_open(L);
   sb_lua_net_open(L);
+  sb_lua_channel_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushlightuserdata(L, NULL); /* JSON null: the value lua-cjson uses too */

@@ -79,6 +79,8 @@ local CALL_OPTS = {
   cwd = { check = C.string }, env = { check = env }, timeout = { check = C.seconds },
   stdin = { check = C.string }, background = { check = C.boolean },
   on_stdout = { check = C.func }, on_stderr = { check = C.func }, on_exit = { check = C.func },
+  stdio = { check = options.one_of("pipe", "inherit") },
+  on_wait = { check = C.func }, wait_interval = { check = C.seconds },
 }
 local SHELL_OPTS = { allow_shell = { check = C.boolean } }
 for k, v in pairs(CALL_OPTS) do SHELL_OPTS[k] = v end
@@ -135,7 +137,39 @@ local function add_hint(sb, r)
   return r
 end
 
+-- Options that only make sense together: raised, as a programming error.
+local function check_combination(opts)
+  if opts.stdio == "inherit" then
+    for _, k in ipairs { "stdin", "on_stdout", "on_stderr" } do
+      if opts[k] ~= nil then error(fmt("exec: option '%s' cannot be used with stdio = \"inherit\"", k), 4) end
+    end
+  end
+  if opts.background and (opts.on_wait or opts.wait_interval) then
+    error("exec: on_wait and wait_interval are for foreground commands (a background one returns at once)", 4)
+  end
+  if opts.wait_interval and not opts.on_wait then error("exec: wait_interval needs on_wait", 4) end
+end
+
+-- A foreground wait that lets the caller in every wait_interval seconds:
+-- on_wait(h, elapsed) may kill the command (a cancelled request) or do
+-- other work (a server answering pings); an error it raises kills the
+-- command and is re-raised.
+local function wait_with(h, opts)
+  local step, t0 = opts.wait_interval or 0.1, core.clock()
+  while true do
+    local r, msg, code = h:wait(step)
+    if r or code ~= "EAGAIN" then return r, msg, code end
+    local ok, err = pcall(opts.on_wait, h, core.clock() - t0)
+    if not ok then
+      h:kill("KILL")
+      h:wait()
+      error(err, 0)
+    end
+  end
+end
+
 local function run(sb, argv, opts)
+  check_combination(opts)
   local extra, states = {}, {}
   for i, hk in ipairs(hooks) do
     local st, msg, code = hk.prepare(sb, opts, extra)
@@ -145,7 +179,8 @@ local function run(sb, argv, opts)
   for k, v in pairs(opts.env or {}) do extra[k] = v end
   local spec = {
     argv = argv, env = extra, cwd = opts.cwd, stdin = opts.stdin, timeout = opts.timeout,
-    background = opts.background, keep_stdin = opts.background and opts.stdin == nil,
+    background = opts.background, keep_stdin = opts.background and opts.stdin == nil and opts.stdio ~= "inherit",
+    inherit_stdio = opts.stdio == "inherit",
     on_stdout = opts.on_stdout, on_stderr = opts.on_stderr, on_exit = opts.on_exit,
     fields = {},
   }
@@ -171,7 +206,8 @@ local function run(sb, argv, opts)
     end
   end
   if opts.background then return h end
-  local r, werr, wcode = h:wait()
+  local r, werr, wcode
+  if opts.on_wait then r, werr, wcode = wait_with(h, opts) else r, werr, wcode = h:wait() end
   if not r then return nil, werr, wcode end
   return add_hint(sb, r)
 end

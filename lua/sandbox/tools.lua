@@ -108,7 +108,7 @@ local BUILD_OPTS = {
   only = { check = names }, exclude = { check = names, default = {} }, rename = { check = renames, default = {} },
   read_only = { check = C.boolean, default = false }, approve = { check = C.func },
   stale_guard = { check = C.boolean, default = true }, max_output = { check = C.count, default = 20000 },
-  extra = { check = extra, default = {} },
+  extra = { check = extra, default = {} }, on_wait = { check = C.func },
 }
 
 -- Every name in only/exclude/rename must be a tool that exists (built in,
@@ -179,7 +179,8 @@ function M.build(sb, opts)
   local only, exclude, rename = opts.only and set(opts.only), set(opts.exclude), opts.rename
   local ctx = {
     sb = sb, versions = {}, procs = {},
-    cfg = { stale_guard = opts.stale_guard, max_output = opts.max_output, timeout = exec.timeout(sb) },
+    cfg = { stale_guard = opts.stale_guard, max_output = opts.max_output, timeout = exec.timeout(sb),
+            on_wait = opts.on_wait },
   }
   local defs = {}
   for _, n in ipairs(B.ORDER) do

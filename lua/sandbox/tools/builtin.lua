@@ -352,6 +352,17 @@ local COMMAND_PARAMS = {
     "with process_output."),
 }
 
+-- exec options for a tool's command: a foreground one lets the host's
+-- on_wait in while it runs (progress, cancellation).
+local function exec_opts(ctx, a, name)
+  local o = { cwd = a.cwd, timeout = a.timeout_seconds, background = a.background }
+  local hook = ctx.cfg.on_wait
+  if hook and not a.background then
+    o.on_wait = function(h, elapsed) return hook(h, { tool = name, elapsed = elapsed }) end
+  end
+  return o
+end
+
 -- The common command parameters plus a tool's own.
 local function with(props)
   local t = {}
@@ -375,8 +386,7 @@ B.run_command = {
     local argv = a.command
     local rest = {}
     for i = 2, #argv do rest[#rest + 1] = argv[i] end
-    local r, msg, code = ctx.sb:exec(argv[1], rest, { cwd = a.cwd, timeout = a.timeout_seconds,
-      background = a.background })
+    local r, msg, code = ctx.sb:exec(argv[1], rest, exec_opts(ctx, a, "run_command"))
     return run_result(ctx, r, msg, code, a.timeout_seconds or ctx.cfg.timeout, "Running " .. argv[1])
   end,
 }
@@ -389,8 +399,9 @@ B.run_shell = {
   needs_exec = true,
   needs_shell = true,
   run = function(ctx, a)
-    local r, msg, code = ctx.sb:exec_shell(a.script, { cwd = a.cwd, timeout = a.timeout_seconds,
-      background = a.background, allow_shell = true })
+    local o = exec_opts(ctx, a, "run_shell")
+    o.allow_shell = true
+    local r, msg, code = ctx.sb:exec_shell(a.script, o)
     return run_result(ctx, r, msg, code, a.timeout_seconds or ctx.cfg.timeout, "Running the script")
   end,
 }

@@ -1,0 +1,212 @@
+-- agent-sandbox, the command line (SPEC §13): `mcp` serves a sandbox to any
+-- agent over the Model Context Protocol, `run` runs one confined command
+-- with the terminal passed through. Both take the sandbox options as flags
+-- (sandbox.cli.flags). main(argv) returns the exit status.
+local sandbox = require "sandbox"
+local core = require "sandbox.core"
+local flags = require "sandbox.cli.flags"
+local server = require "sandbox.mcp.server"
+
+local M = {}
+
+local type, pairs, tostring, tonumber, pcall, fmt = type, pairs, tostring, tonumber, pcall, string.format
+
+local function err(msg) io.stderr:write("agent-sandbox: ", msg, "\n") end
+
+local MCP_FLAGS = {
+  dir = { kind = "value", meta = "DIR", help = "serve this directory (a ContainerSandbox; default: the current directory)" },
+  virtual = { kind = "bool", help = "serve an empty in-memory VirtualSandbox instead (files from --config's files)" },
+  overlay = { kind = "value", meta = "DIR", help = "copy-on-write over DIR (needs the OverlaySandbox; not in this version)" },
+  config = { kind = "value", meta = "FILE", help = "options from a Lua table or a JSON object (flags override it)" },
+  approve = { kind = "value", meta = "ask|never|always", choices = { ask = true, never = true, always = true },
+              help = "destructive tools: ask the user (MCP elicitation), refuse, or run (default: always)" },
+  only = { kind = "list", meta = "TOOL", help = "offer only this tool (repeatable)" },
+  exclude = { kind = "list", meta = "TOOL", help = "do not offer this tool (repeatable)" },
+  help = { kind = "bool", help = "this text" },
+}
+
+local RUN_FLAGS = {
+  dir = { kind = "value", meta = "DIR", help = "the sandbox's directory, where the command starts (default: the current directory)" },
+  config = MCP_FLAGS.config,
+  timeout = { kind = "value", meta = "SECONDS", help = "kill the command's tree after this long (default: no limit)" },
+  help = { kind = "bool", help = "this text" },
+}
+
+local function own_help(own)
+  local rows = {}
+  for name, f in pairs(own) do
+    rows[#rows + 1] = fmt("  %-34s %s", "--" .. name .. (f.meta and (" " .. f.meta) or ""), f.help)
+  end
+  table.sort(rows)
+  return table.concat(rows, "\n")
+end
+
+local USAGE = [[
+usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]
+       agent-sandbox run [--dir DIR] [flags] -- CMD ARGS...
+       agent-sandbox help [mcp | run]
+
+  mcp   a Model Context Protocol server over stdio: the sandbox's file, search
+        and command tools, its files as resources
+  run   one command confined as a sandbox's commands are (own namespaces, no
+        capabilities, seccomp, Landlock, limits); its exit status is passed
+        through (128+N when killed by signal N)
+]]
+
+local function help(sub)
+  if sub == "mcp" then
+    return "usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]\n\n"
+      .. own_help(MCP_FLAGS) .. "\n\nsandbox options (ContainerSandbox; --virtual takes the file options):\n"
+      .. flags.help("container") .. "\n"
+  elseif sub == "run" then
+    return "usage: agent-sandbox run [--dir DIR] [flags] -- CMD ARGS...\n\n" .. own_help(RUN_FLAGS)
+      .. "\n\nsandbox options:\n" .. flags.help("container") .. "\n"
+  end
+  return USAGE
+end
+M.help = help
+
+-- Make the sandbox; a strict option error is a usage error.
+local function make(kind, opts)
+  local ok, sb, msg = pcall(sandbox[kind], opts)
+  if not ok then flags.fail(tostring(sb):gsub("^sandbox%.(%a+): ", "")) end
+  if not sb then return nil, msg end
+  return sb
+end
+
+-- Take the keys a config file may add beside the options.
+local function extract(opts, key)
+  local v = opts[key]
+  opts[key] = nil
+  return v
+end
+
+local function instructions(kind, where)
+  local what = kind == "virtual" and "an in-memory file tree (nothing on the host is touched)"
+    or fmt("the directory %s (a confined container: commands cannot reach outside it)", where)
+  return "The tools of this server work in a sandbox: " .. what .. ". Paths are relative to the sandbox root; "
+    .. "'..' above it and absolute host paths are refused. The sandbox's files are also listed as resources "
+    .. "(sandbox:///path)."
+end
+
+--- agent-sandbox mcp ...
+function M.mcp(argv)
+  local cli, opts, rest, kind = flags.parse(argv, MCP_FLAGS, function(c)
+    local n = (c.dir and 1 or 0) + (c.virtual and 1 or 0) + (c.overlay and 1 or 0)
+    if n > 1 then flags.fail("choose one of --dir, --virtual and --overlay") end
+    if c.overlay then
+      flags.fail("--overlay needs the OverlaySandbox, which this version does not have yet; "
+        .. "use --dir DIR (changes go to DIR) or --virtual")
+    end
+    return c.virtual and "virtual" or "container"
+  end)
+  if cli.help then io.stdout:write(help("mcp")) return 0 end
+  if #rest > 0 then flags.fail(fmt("mcp takes no command ('%s')", rest[1])) end
+  local approve = extract(opts, "approve")
+  if approve ~= nil and not MCP_FLAGS.approve.choices[approve] then
+    flags.fail("--config: approve must be one of always, ask, never, got " .. tostring(approve))
+  end
+  approve = cli.approve or approve or "always"
+  local topts = extract(opts, "tools") or {}
+  if type(topts) ~= "table" then flags.fail("--config: tools must be a table of sb:tools options") end
+  if cli.only then topts.only = cli.only end
+  if cli.exclude then topts.exclude = cli.exclude end
+  if kind == "container" then opts.base_dir = cli.dir or opts.base_dir or "." end
+  -- the transport first: from here on stdout carries protocol messages only
+  local ch = core.channel { stdio = true, signals = { "TERM", "INT", "HUP" } }
+  local sb, msg = make(kind, opts)
+  if not sb then
+    ch:close()
+    err(msg)
+    return 1
+  end
+  local ok, s = pcall(server.new, {
+    channel = ch, sb = sb, approve = approve, tools_opts = topts, name = "agent-sandbox",
+    version = sandbox.version, instructions = instructions(kind, sb.cwd),
+  })
+  if not ok then
+    sb:close()
+    ch:close()
+    flags.fail(tostring(s):gsub("^[^:]*:%d+: ", ""))
+  end
+  local run_ok, why = pcall(s.run)
+  sb:close() -- kills and reaps every command
+  ch:close()
+  if not run_ok then
+    err("internal error: " .. tostring(why))
+    return 1
+  end
+  return 0
+end
+
+--- agent-sandbox run ... -- CMD ARGS...
+function M.run(argv)
+  local cli, opts, rest = flags.parse(argv, RUN_FLAGS, function() return "container" end)
+  if cli.help then io.stdout:write(help("run")) return 0 end
+  if #rest == 0 then flags.fail("run needs a command: agent-sandbox run [flags] -- CMD ARGS...") end
+  opts.base_dir = cli.dir or opts.base_dir or "."
+  if opts.approve ~= nil or opts.tools ~= nil then flags.fail("--config: approve and tools are options of mcp, not run") end
+  local timeout = 86400 * 365
+  if cli.timeout then
+    timeout = tonumber(cli.timeout)
+    if not timeout or timeout <= 0 or timeout > 86400 * 365 then
+      flags.fail("--timeout must be a positive number of seconds (at most a year)")
+    end
+  end
+  -- signals to agent-sandbox go to the command's whole tree
+  local ch = core.channel { signals = { "TERM", "INT", "HUP", "QUIT" } }
+  local sb, msg = make("container", opts)
+  if not sb then
+    ch:close()
+    err(msg)
+    return 125
+  end
+  local args = {}
+  for i = 2, #rest do args[#args + 1] = rest[i] end
+  local r, emsg, code = sb:exec(rest[1], args, {
+    stdio = "inherit", timeout = timeout,
+    on_wait = function(h)
+      local sig = ch:signal()
+      if sig then h:kill(sig) end
+    end,
+  })
+  sb:close()
+  ch:close()
+  if not r then
+    err(emsg)
+    return code == "ENOENT" and 127 or code == "EACCES" and 126 or 125
+  end
+  if r.timed_out then err(fmt("the command ran past --timeout %s and was killed", cli.timeout)) end
+  return r.exit_code
+end
+
+--- The whole command line: the exit status.
+function M.main(argv)
+  local sub = argv[1]
+  local rest = {}
+  for i = 2, #argv do rest[#rest + 1] = argv[i] end
+  local ok, status = pcall(function()
+    if sub == "mcp" then return M.mcp(rest) end
+    if sub == "run" then return M.run(rest) end
+    if sub == "help" or sub == "--help" or sub == "-h" then
+      io.stdout:write(help(rest[1]))
+      return 0
+    end
+    if sub == "--version" then
+      io.stdout:write("agent-sandbox ", sandbox.version, "\n")
+      return 0
+    end
+    flags.fail(sub and fmt("unknown command '%s' (mcp, run, help)", sub) or "a command is needed")
+  end)
+  if ok then return status end
+  if type(status) == "table" and status.usage then
+    err(status.usage)
+    if sub == "run" then return 125 end
+    io.stderr:write("run 'agent-sandbox help", (sub == "mcp" and " mcp" or ""), "' for the flags\n")
+    return 2
+  end
+  err("internal error: " .. tostring(status))
+  return sub == "run" and 125 or 1
+end
+
+return M

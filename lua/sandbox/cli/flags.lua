@@ -1,0 +1,285 @@
+-- The sandbox options spelled as command-line flags (SPEC §13), and
+-- --config FILE: `--max-read-bytes 10MB` is max_read_bytes = "10MB",
+-- `--allow-host example.org` (repeatable) adds to allowed_hosts, `--deny
+-- GLOB` to rules.deny. A flag's value is checked by the option's own
+-- checker (the schema of sandbox.<backend>), so a flag is exactly as strict
+-- as the Lua option, typos get the same suggestions, and nothing here
+-- repeats a default.
+local options = require "sandbox.options"
+local json = require "sandbox.json"
+local sandbox = require "sandbox"
+
+local M = {}
+
+local type, pairs, ipairs, tonumber, tostring, error, fmt = type, pairs, ipairs, tonumber, tostring, error, string.format
+local concat, sort = table.concat, table.sort
+
+-- How each option is spelled. kind: "bool" (--x, --no-x), "value" (--x V),
+-- "list" (repeatable, appends), "nested" (repeatable, appends to opt[key][sub]),
+-- "env" (--env NAME=VALUE), "user" (--user UID[:GID]). Options not here
+-- (audit, files) have no flag: give them in a Lua --config file.
+local SPELLING = {
+  max_read_bytes = { "value", "SIZE", "largest file a read returns" },
+  max_write_bytes = { "value", "SIZE", "largest write" },
+  allow_overwrite = { "bool", nil, "writes may replace existing files (--no-allow-overwrite: they may not)" },
+  read_only = { "bool", nil, "no file may be changed" },
+  allow_escaping_links = { "bool", nil, "follow symbolic links that lead out of the root" },
+  allowed_hosts = { "list", "HOST", "a host commands and http_get may reach (repeatable; *.example.org)", flag = "allow-host" },
+  denied_hosts = { "list", "HOST", "a host refused even if allowed (repeatable)", flag = "deny-host" },
+  deny = { "nested", "GLOB", "paths no operation may touch (repeatable; '**/*.pem')", key = "rules", sub = "deny" },
+  allow = { "nested", "GLOB", "only paths matching these (repeatable)", key = "rules", sub = "allow" },
+  read_ext = { "nested", "EXT", "extensions that may be read (repeatable; .md)", key = "extensions", sub = "read" },
+  write_ext = { "nested", "EXT", "extensions that may be written (repeatable)", key = "extensions", sub = "write" },
+  -- VirtualSandbox
+  cwd = { "value", "PATH", "the absolute path the agent sees as the root (virtual)" },
+  max_total_bytes = { "value", "SIZE", "bytes the whole tree may hold (virtual)" },
+  max_files = { "value", "N", "entries the tree may hold (virtual)" },
+  -- ContainerSandbox
+  create = { "bool", nil, "create the directory if it is missing" },
+  mode = { "value", "rw|r|w", "what file operations may do" },
+  read_roots = { "list", "DIR", "another directory readable as /<name> (repeatable)", flag = "read-root" },
+  max_disk_usage = { "value", "SIZE", "bytes the directory may hold" },
+  resolver = { "value", "auto|openat2|fallback", "how paths are resolved beneath the root" },
+  exec = { "bool", nil, "commands may run (--no-exec: files only)" },
+  exec_timeout = { "value", "SECONDS", "default timeout of a command" },
+  env = { "env", "NAME=VALUE", "a variable for commands (repeatable)" },
+  inherit_env = { "bool", nil, "pass the host's environment on, without its secrets" },
+  max_background_processes = { "value", "N", "background commands at once" },
+  max_output_bytes = { "value", "SIZE", "output a command's result keeps" },
+  allow_shell = { "bool", nil, "offer run_shell (/bin/sh -c)" },
+  kill_grace = { "value", "SECONDS", "from SIGTERM to SIGKILL" },
+  confine = { "bool", nil, "every layer of confinement (--no-confine: limits, network and tree kill only)" },
+  allow_outbound = { "bool", nil, "commands reach the network directly (no allowlist)" },
+  memory_limit = { "value", "SIZE", "memory of a command's tree" },
+  cpu_limit = { "value", "CORES|N%", "CPU of a command's tree" },
+  pids_limit = { "value", "N", "processes in a command's tree" },
+  file_size_limit = { "value", "SIZE", "largest file a command may write" },
+  user = { "user", "UID[:GID]", "run commands as this user (root only)" },
+  read_paths = { "list", "PATH", "another host path commands may read (repeatable)", flag = "read-path" },
+}
+
+local function flag_name(key, sp) return sp.flag or key:gsub("_", "-") end
+
+--- The flags of backend `kind`: {flag = {key =, kind =, meta =, help =}}.
+function M.table(kind)
+  local schema = sandbox.schemas[kind]
+  local out = {}
+  for key, sp in pairs(SPELLING) do
+    local opt = sp.key or key
+    if schema[opt] then
+      out[flag_name(key, sp)] = { key = key, opt = opt, sub = sp.sub, kind = sp[1], meta = sp[2], help = sp[3] }
+    end
+  end
+  return out
+end
+
+local function fail(msg) error({ usage = msg }, 0) end
+M.fail = fail
+
+-- A flag's string as the option's checker wants it: the string itself if
+-- the checker takes it ("10MB", "rw"), else the number it spells.
+local function value_of(schema, opt, s, flag)
+  local check = schema[opt].check
+  local v, why = check(s)
+  if v == nil and tonumber(s) then
+    local n = tonumber(s)
+    v, why = check(n)
+    if v ~= nil then return n end
+  end
+  if v == nil then fail(fmt("--%s %s: %s", flag, s, why)) end
+  return s
+end
+
+local function user_of(s, flag)
+  local uid, gid = s:match("^(%d+):(%d+)$")
+  uid = uid or s:match("^(%d+)$")
+  if not uid then fail(fmt("--%s %s: expected UID or UID:GID (numbers)", flag, s)) end
+  return { uid = tonumber(uid), gid = gid and tonumber(gid) }
+end
+
+-- Store one flag's value into the options table.
+local function apply(o, f, flag, value, schema)
+  local k = f.kind
+  if k == "bool" then
+    o[f.opt] = value
+  elseif k == "value" then
+    o[f.opt] = value_of(schema, f.opt, value, flag)
+  elseif k == "list" then
+    local l = o[f.opt] or {}
+    l[#l + 1] = value
+    o[f.opt] = l
+  elseif k == "nested" then
+    local t = o[f.opt] or {}
+    local l = t[f.sub] or {}
+    l[#l + 1] = value
+    t[f.sub], o[f.opt] = l, t
+  elseif k == "env" then
+    local name, v = value:match("^([^=]+)=(.*)$")
+    if not name then fail(fmt("--%s %s: expected NAME=VALUE", flag, value)) end
+    local e = o.env or {}
+    e[name] = v
+    o.env = e
+  elseif k == "user" then
+    o.user = user_of(value, flag)
+  end
+end
+
+--- Parse argv (an array) for a subcommand. own: the subcommand's flags
+--- {name = {kind = "bool"|"value"|"list", meta =, help =, choices =}}; it
+--- picks the backend with own_result.backend before options are checked
+--- (pick(cli) -> kind). Returns cli (own flags' values), opts (sandbox
+--- options, config file first, flags over it), rest (after "--").
+--- Raises {usage = msg} for anything wrong.
+function M.parse(argv, own, pick)
+  local cli, raw, rest = {}, {}, {}
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    if a == "--" then
+      for j = i + 1, #argv do rest[#rest + 1] = argv[j] end
+      break
+    end
+    if a:sub(1, 2) ~= "--" or a == "--" then
+      rest[#rest + 1] = a -- the first word of a command: the rest is its own
+      for j = i + 1, #argv do rest[#rest + 1] = argv[j] end
+      cli._positional = true
+      break
+    end
+    local name, inline = a:sub(3):match("^([^=]+)=(.*)$")
+    name = name or a:sub(3)
+    raw[#raw + 1] = { name = name, inline = inline, pos = i }
+    -- consume the value now: whether a flag takes one depends only on its name
+    local o = own[name]
+    local takes = (o and o.kind ~= "bool") or (not o and not name:find("^no%-") and not M.is_bool(name))
+    if takes and inline == nil then
+      i = i + 1
+      if argv[i] == nil then fail(fmt("--%s needs a value", name)) end
+      raw[#raw].value = argv[i]
+    else
+      raw[#raw].value = inline
+    end
+    i = i + 1
+  end
+  -- the subcommand's own flags first: they choose the backend and the config
+  local left = {}
+  for _, r in ipairs(raw) do
+    local o = own[r.name]
+    if o then
+      if o.kind == "bool" then
+        if r.inline ~= nil then fail(fmt("--%s takes no value", r.name)) end
+        cli[r.name] = true
+      elseif o.kind == "list" then
+        local l = cli[r.name] or {}
+        l[#l + 1] = r.value
+        cli[r.name] = l
+      else
+        if o.choices and not o.choices[r.value] then
+          local c = {}
+          for k in pairs(o.choices) do c[#c + 1] = k end
+          sort(c)
+          fail(fmt("--%s must be one of %s, got '%s'", r.name, concat(c, ", "), r.value))
+        end
+        cli[r.name] = r.value
+      end
+    else
+      left[#left + 1] = r
+    end
+  end
+  local kind = pick(cli)
+  local opts = cli.config and M.load_config(cli.config, kind) or {}
+  local flags, schema = M.table(kind), sandbox.schemas[kind]
+  for _, r in ipairs(left) do
+    local name, value = r.name, r.value
+    local f = flags[name]
+    if not f and name:find("^no%-") and flags[name:sub(4)] and flags[name:sub(4)].kind == "bool" then
+      f, value = flags[name:sub(4)], false
+      if r.inline ~= nil then fail(fmt("--%s takes no value", name)) end
+    elseif f and f.kind == "bool" then
+      if r.inline ~= nil then fail(fmt("--%s takes no value (use --no-%s to turn it off)", name, name)) end
+      value = true
+    end
+    if not f then
+      local all = {}
+      for k in pairs(flags) do all[#all + 1] = k end
+      for k in pairs(own) do all[#all + 1] = k end
+      local other = M.table(kind == "virtual" and "container" or "virtual")[name]
+      if other then fail(fmt("--%s is not an option of the %s sandbox", name, kind)) end
+      fail(fmt("unknown flag '--%s'%s", name, (options.suggest(name, all):gsub("'([^']+)'%?%)$", "'--%1'?)"))))
+    end
+    apply(opts, f, name, value, schema)
+  end
+  return cli, opts, rest, kind
+end
+
+--- Does --name take no value (a boolean option of some backend)?
+function M.is_bool(name)
+  for _, kind in ipairs { "container", "virtual" } do
+    local f = M.table(kind)[name]
+    if f then return f.kind == "bool" end
+  end
+  return false
+end
+
+-- ---- --config FILE ------------------------------------------------------------
+
+-- Keys a config file may hold besides the backend's options.
+M.CONFIG_KEYS = { approve = true, tools = true }
+
+local function read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then fail(fmt("--config: cannot read %s", err)) end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+--- A config file: JSON (an object) or Lua (a chunk returning a table, or
+--- assigning the options as globals), run with no access to anything.
+--- Checked against the backend's schema: an unknown key raises with a
+--- suggestion, as in Lua.
+function M.load_config(path, kind)
+  local text = read_file(path)
+  local t
+  if path:match("%.json$") or text:match("^%s*{") then
+    local v, err = json.decode(text)
+    if type(v) ~= "table" then fail(fmt("--config %s: not a JSON object (%s)", path, tostring(err or "not an object"))) end
+    t = v
+  else
+    local env = {}
+    local chunk, err
+    if setfenv then -- 5.1 and LuaJIT
+      chunk, err = loadstring(text, "=" .. path)
+      if chunk then setfenv(chunk, env) end
+    else
+      chunk, err = load(text, "=" .. path, "t", env)
+    end
+    if not chunk then fail(fmt("--config: %s", err)) end
+    local ok, v = pcall(chunk)
+    if not ok then fail(fmt("--config: %s", tostring(v))) end
+    t = type(v) == "table" and v or env
+  end
+  local schema = sandbox.schemas[kind]
+  for k in pairs(t) do
+    if type(k) ~= "string" then fail(fmt("--config %s: keys must be option names", path)) end
+    if not schema[k] and not M.CONFIG_KEYS[k] then
+      local all = {}
+      for n in pairs(schema) do all[n] = true end
+      for n in pairs(M.CONFIG_KEYS) do all[n] = true end
+      fail(fmt("--config %s: unknown option '%s'%s", path, k, options.suggest(k, all)))
+    end
+  end
+  return t
+end
+
+--- Help lines for the flags of backend `kind`, sorted.
+function M.help(kind)
+  local rows = {}
+  for name, f in pairs(M.table(kind)) do
+    local left = "--" .. name .. (f.meta and (" " .. f.meta) or "")
+    rows[#rows + 1] = fmt("  %-34s %s", left, f.help)
+  end
+  sort(rows)
+  return concat(rows, "\n")
+end
+
+return M
