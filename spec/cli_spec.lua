@@ -100,6 +100,18 @@ describe("agent-sandbox run", function()
     end
   end)
 
+  it("spells every option of both backends as a flag, except a function and a file tree", function()
+    local sandbox = require "sandbox"
+    local flags = require "sandbox.cli.flags"
+    for _, kind in ipairs { "container", "virtual" } do
+      local spelled = {}
+      for _, f in pairs(flags.table(kind)) do spelled[f.opt] = true end
+      for key in pairs(sandbox.schemas[kind]) do
+        if key ~= "audit" and key ~= "files" and key ~= "base_dir" then assert.is_true(spelled[key], kind .. ": " .. key) end
+      end
+    end
+  end)
+
   it("prints its flags with --help, for each subcommand", function()
     for _, sub in ipairs { "run", "mcp" } do
       local rc, out = run(sub .. " --help")

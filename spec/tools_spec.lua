@@ -258,6 +258,15 @@ for _, be in ipairs(backends.list) do
           bad(t.process_output.execute { id = 999 }, "no process 999.*Known processes: " .. id)
         end)
 
+        it("process_output waits for the exit once both streams have ended", function()
+          local text = ok(run { command = { "sh", "-c", "echo bye; exec >&- 2>&-; sleep 0.3; exit 4" }, background = true })
+          local id = tonumber(text:match("Started process (%d+)"))
+          local out = ok(t.process_output.execute { id = id, wait_seconds = 2 })
+          if not out:find("exited") then out = out .. ok(t.process_output.execute { id = id }) end
+          assert.matches("Process " .. id .. " exited with code 4", out)
+          assert.matches("bye", out)
+        end)
+
         it("offers run_shell only when the shell is allowed", function()
           assert.equal("a|b\n", ok(t.run_shell.execute { script = "printf 'a|b\\n' | cat" }):match("stdout:\n(.*)$"))
           local s2 = be.new({ confine = os.getenv("SANDBOX_TEST_UNCONFINED") and false or nil })

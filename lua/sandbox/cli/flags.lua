@@ -58,9 +58,16 @@ local SPELLING = {
   read_paths = { "list", "PATH", "another host path commands may read (repeatable)", flag = "read-path" },
 }
 
-local function flag_name(key, sp) return sp.flag or key:gsub("_", "-") end
+-- Options that are no flag: a function, a tree of files (a Lua --config
+-- gives them), the directory (--dir), the tables spelled by SPELLING's
+-- nested entries.
+local NO_FLAG = { audit = true, files = true, base_dir = true, rules = true, extensions = true }
 
---- The flags of backend `kind`: {flag = {key =, kind =, meta =, help =}}.
+local function flag_name(key, sp) return sp.flag or (key:gsub("_", "-")) end
+
+--- The flags of backend `kind`: {flag = {key =, opt =, kind =, meta =, help =}}.
+--- An option SPELLING does not know is spelled as its name: a switch when
+--- its checker is the boolean one, else a value.
 function M.table(kind)
   local schema = sandbox.schemas[kind]
   local out = {}
@@ -68,6 +75,13 @@ function M.table(kind)
     local opt = sp.key or key
     if schema[opt] then
       out[flag_name(key, sp)] = { key = key, opt = opt, sub = sp.sub, kind = sp[1], meta = sp[2], help = sp[3] }
+    end
+  end
+  for key, spec in pairs(schema) do
+    if not SPELLING[key] and not NO_FLAG[key] then
+      local bool = spec.check == options.checkers.boolean
+      out[flag_name(key, {})] = { key = key, opt = key, kind = bool and "bool" or "value",
+                                  meta = not bool and "VALUE" or nil, help = "the option " .. key }
     end
   end
   return out

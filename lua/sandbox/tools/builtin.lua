@@ -429,8 +429,10 @@ B.process_output = {
     local h, err = proc(ctx, a.id)
     if not h then return nil, err end
     local wait = a.wait_seconds or 0
-    local out = h:read("stdout", wait) or ""
-    local errs = h:read("stderr", 0) or ""
+    local out, errs = h:read("stdout", wait), h:read("stderr", 0)
+    -- both streams ended: the exit is a moment away, not worth another call
+    if out == nil and errs == nil and h:running() then h:wait(math.max(wait, 1)) end
+    out, errs = out or "", errs or ""
     local parts = {}
     if h:running() then
       parts[1] = fmt("Process %d is running.", a.id)
