@@ -204,7 +204,7 @@ demo: $(MODULE)
 
 # Install the module, the Lua layer and the command line (the rock's
 # install step runs this with luarocks' directories).
-LUA_VERSION ?= $(patsubst lua%,%,$(LUA))
+LUA_VERSION ?= $(if $(filter luajit,$(LUA)),5.1,$(patsubst lua%,%,$(LUA)))
 PREFIX      ?= /usr/local
 INST_LIBDIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
 INST_LUADIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)

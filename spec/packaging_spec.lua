@@ -99,6 +99,21 @@ print("CORE", package.searchpath("sandbox.core", package.cpath))
     assert.matches('"name":"agent%-sandbox"', out)
   end)
 
+  it("make install puts agent-sandbox in PREFIX/bin, finding its modules from there", function()
+    local prefix = tmp .. "/prefix"
+    local lua = os.getenv("SANDBOX_LUA") or "lua5.4"
+    local ok, log = sh.run(("make -s install PREFIX=%s LUA=%s BUILD=%s"):format(prefix, lua, sh.build))
+    assert.is_true(ok, log)
+    local bin = prefix .. "/bin/agent-sandbox"
+    local head = assert(sh.read_file(bin))
+    assert.matches("^#!/usr/bin/env " .. lua:gsub("%p", "%%%0") .. "\n", head)
+    -- the interpreter this suite runs (with its sanitizer runtime), nothing else on the paths
+    local clean = "env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u SANDBOX_BUILD "
+    ok, log = sh.run(("cd %s && %s%s %s run --dir . -- sh -c 'echo from-prefix'"):format(tmp, clean, sh.lua(false), bin))
+    assert.is_true(ok, log)
+    assert.matches("from%-prefix", log)
+  end)
+
   it("the installed module exports only luaopen_sandbox_core", function()
     local so = tree .. "/lib/lua/5.4/sandbox/core.so"
     local syms = lines(("nm -D --defined-only %s | awk '$2 ~ /[TDBR]/ {print $3}'"):format(so))
