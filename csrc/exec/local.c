@@ -13,10 +13,7 @@
 
 #include "base/clock.h"
 #include "exec/spawn.h"
-
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
+#include "exec/cmdtree.h"
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -56,9 +53,7 @@ typedef struct lproc {
   int waiters; /* wait calls in progress */
   sb_buf queue[2];
   size_t qoff[2];
-  sb_cgroup cg;           /* v2 leaf: the tree */
-  sb_cgroup lim[SB_NLIM]; /* v1 leaves holding limits */
-  uint64_t cnt0[SB_NLIM]; /* oom kills, pids refusals at the start */
+  sb_cmdtree tree; /* the cgroup leaves holding everything it starts */
 } lproc;
 
 #define LR(r) ((local *)(r))
@@ -148,58 +143,11 @@ static void close_handle(lproc *p, void *h) {
 
 /* ---- signals to the whole tree ---------------------------------------- */
 
-static sb_limits *limits(const lproc *p) { return p->lr->cfg.limits; }
-
-/* The cgroup that holds the whole tree: the v2 leaf, else a v1 one. */
-static sb_cgroup *tree_cg(lproc *p) {
-  if (p->cg.dirfd >= 0) return &p->cg;
-  for (int i = 0; i < SB_NLIM; i++)
-    if (p->lim[i].dirfd >= 0) return &p->lim[i];
-  return NULL;
-}
-
 static void tree_signal(lproc *p, int sig) {
-  sb_cgroup *cg = tree_cg(p);
-  if (cg) sb_cgroup_signal(cg, sig);
-  if (!p->base.exited) {
-    if (p->pidfd >= 0) syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
-    else kill(p->base.pid, sig);
-  }
-  kill(-p->base.pid, sig); /* the process group: the leader started a session */
+  sb_cmdtree_signal(&p->tree, p->base.pid, p->pidfd, p->base.exited, sig);
 }
 
-/* Anything of the tree left? The cgroup holds every descendant (and no
- * zombie); without one, the process group is all we can see. */
-static bool tree_alive(lproc *p) {
-  sb_cgroup *cg = tree_cg(p);
-  if (cg) return !sb_cgroup_empty(cg);
-  return kill(-p->base.pid, 0) == 0;
-}
-
-/* Where limit i lives for p (NULL: not limited). */
-static sb_cgroup *limit_cg(lproc *p, int i) {
-  sb_limits *l = limits(p);
-  int w = l ? l->where[i] : SB_LIM_NONE;
-  return w == SB_LIM_V1 ? &p->lim[i] : w == SB_LIM_V2 ? &p->cg : NULL;
-}
-
-static uint64_t limit_counter(lproc *p, int i) {
-  sb_cgroup *c = limit_cg(p, i);
-  if (!c || c->dirfd < 0) return 0;
-  bool v2 = limits(p)->where[i] == SB_LIM_V2;
-  if (i == SB_LIM_MEMORY)
-    return v2 ? sb_cgroup_counter(c, "memory.events", "oom_kill")
-              : sb_cgroup_counter(c, "memory.oom_control", "oom_kill");
-  if (i == SB_LIM_PIDS) return sb_cgroup_counter(c, "pids.events", "max");
-  return 0;
-}
-
-static void leaves_remove(lproc *p) {
-  sb_limits *l = limits(p);
-  if (!l) return;
-  sb_cgroup_leaf_remove(&l->tree, &p->cg);
-  for (int i = 0; i < SB_NLIM; i++) sb_cgroup_leaf_remove(&l->lim[i], &p->lim[i]);
-}
+static bool tree_alive(lproc *p) { return sb_cmdtree_alive(&p->tree, p->base.pid); }
 
 /* ---- output and backpressure ------------------------------------------ */
 
@@ -277,9 +225,9 @@ static void finish(lproc *p) {
       nanosleep(&ts, NULL);
     }
   }
-  b->oom = limit_counter(p, SB_LIM_MEMORY) > p->cnt0[SB_LIM_MEMORY];
-  b->pids_hit = limit_counter(p, SB_LIM_PIDS) > p->cnt0[SB_LIM_PIDS];
-  leaves_remove(p);
+  b->oom = sb_cmdtree_hit(&p->tree, SB_LIM_MEMORY);
+  b->pids_hit = sb_cmdtree_hit(&p->tree, SB_LIM_PIDS);
+  sb_cmdtree_remove(&p->tree);
   close_handle(p, &p->t_timeout);
   close_handle(p, &p->t_kill);
   close_handle(p, &p->t_drain);
@@ -503,31 +451,6 @@ static sb_code spawn_error(sb_err *e, const sb_spawn_res *res, const char *file)
                   "starting the command failed at %s: %s", step, strerror(err));
 }
 
-/* Leaves for one command: tree kill (best effort) and limits (enforced, or
- * no command). Fills the cgroup.procs fds the child joins. */
-static bool leaves_create(lproc *p, int procs_fds[SB_MAX_CGROUPS], sb_err *e) {
-  for (int i = 0; i < SB_MAX_CGROUPS; i++) procs_fds[i] = -1;
-  sb_limits *l = limits(p);
-  if (!l) return true;
-  bool need_v2 = false, ok = true;
-  for (int i = 0; i < SB_NLIM; i++) need_v2 |= l->where[i] == SB_LIM_V2;
-  if (l->tree.dirfd >= 0) ok = sb_cgroup_leaf_create(&l->tree, &p->cg) || !need_v2;
-  for (int i = 0; ok && i < SB_NLIM; i++)
-    if (l->where[i] == SB_LIM_V1) ok = sb_cgroup_leaf_create(&l->lim[i], &p->lim[i]);
-  if (!ok) {
-    sb_failf(e, SB_EAGAIN, "cannot create the cgroup that enforces this sandbox's limits (%s)",
-             strerror(errno));
-    leaves_remove(p);
-    return false;
-  }
-  for (int i = 0; i < SB_NLIM; i++) p->cnt0[i] = limit_counter(p, i);
-  int n = 0;
-  if (p->cg.procs_fd >= 0) procs_fds[n++] = p->cg.procs_fd;
-  for (int i = 0; i < SB_NLIM && n < SB_MAX_CGROUPS; i++)
-    if (p->lim[i].procs_fd >= 0) procs_fds[n++] = p->lim[i].procs_fd;
-  return true;
-}
-
 /* The loop, at the first command. */
 static int loop_init(local *lr, sb_err *e) {
   if (lr->loop_ready) return 0;
@@ -579,8 +502,7 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   p->lr = lr;
   p->mem = *m;
   p->pidfd = -1;
-  p->cg.dirfd = p->cg.procs_fd = p->cg.events_fd = -1;
-  for (int i = 0; i < SB_NLIM; i++) p->lim[i].dirfd = p->lim[i].procs_fd = p->lim[i].events_fd = -1;
+  sb_cmdtree_init(&p->tree, lr->cfg.limits);
   b->runner = r;
   b->ops = r->ops;
   b->background = cmd->background;
@@ -613,13 +535,13 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     fds[3] = high_fd(fds[3]);
     fds[5] = high_fd(fds[5]);
   }
-  if (!leaves_create(p, req.cgroup_procs_fds, e)) goto fail;
+  if (!sb_cmdtree_create(&p->tree, req.cgroup_procs_fds, e)) goto fail;
   req.stdin_fd = want_in || inherit ? fds[0] : lr->devnull;
   req.stdout_fd = fds[3];
   req.stderr_fd = fds[5];
   sb_spawn_res res;
   if (sb_spawn(&req, &res) != 0) {
-    leaves_remove(p);
+    sb_cmdtree_remove(&p->tree);
     spawn_error(e, &res, req.file);
     goto fail;
   }
