@@ -33,8 +33,8 @@ UV_LINK := -luv -lcurl -lpcre2-8 -lpthread
 
 # The C core, one folder per part (see the README's Architecture): the front
 # door (base), file-system backends (fs), commands (exec), confinement,
-# network, search, and the Lua binding (lua).
-PARTS := base fs exec confine net search lua
+# network, search, review (diffs), and the Lua binding (lua).
+PARTS := base fs exec confine net search review lua
 SRC := $(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c))
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
 DEP := $(OBJ:.o=.d)

@@ -28,6 +28,7 @@
 #include "lua/net.h"
 #include "lua/object.h"
 #include "lua/options.h"
+#include "lua/review.h"
 #include "lua/search.h"
 #include "sandbox.h"
 
@@ -343,6 +344,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   sb_lua_exec_open(L);
   sb_lua_net_open(L);
   sb_lua_channel_open(L);
+  sb_lua_review_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushlightuserdata(L, NULL); /* JSON null: the value lua-cjson uses too */

@@ -40,6 +40,8 @@ local M = {
   capabilities = core.capabilities,
   --- Parse a size such as 512, "64KB", "1.5GiB" into bytes (nil, msg if bad).
   parse_size = options.parse_size,
+  --- diff(old, new, {path =, context =}): one file's unified diff in git's format.
+  diff = require("sandbox.diff").diff,
 }
 
 -- sandbox.virtual(opts), sandbox.container(opts), ...: see each module.
