@@ -11,16 +11,6 @@
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "invariant failed: %s\n", #c); abort(); } } while (0)
 
-static void *plain(void *ud, void *p, size_t o, size_t n) {
-  (void)ud;
-  (void)o;
-  if (n == 0) {
-    free(p);
-    return NULL;
-  }
-  return realloc(p, n);
-}
-
 /* The next line of s (with its '\n'); its length, 0 at the end. */
 static size_t next(const char *s, size_t len, size_t at) {
   if (at >= len) return 0;
@@ -96,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t alen = (size_t)(nul - d), blen = size - alen - 1;
   const char *a = d, *b = nul + 1;
   if (memchr(b, 0, blen)) return 0;
-  sb_mem m = {plain, NULL};
+  sb_mem m;
+  sb_mem_init_plain(&m);
   sb_buf out = {0};
   sb_diff_stat st;
   sb_err e = {0};

@@ -14,16 +14,6 @@
 #include "search/ignore.h"
 #include "search/matcher.h"
 
-static void *fz_alloc(void *ud, void *p, size_t o, size_t n) {
-  (void)ud;
-  (void)o;
-  if (n == 0) {
-    free(p);
-    return NULL;
-  }
-  return realloc(p, n);
-}
-
 static void check_find(const char *h, size_t n, const char *nd, size_t m) {
   const char *a = memmem(h, n, nd, m), *b = sb_find(h, n, nd, m);
   if (a != b) __builtin_trap();
@@ -85,7 +75,8 @@ static void check_pattern(const char *pat, size_t pn, const char *sub, size_t sn
 }
 
 static void check_ignore(const char *text, size_t n) {
-  sb_mem mem = {fz_alloc, NULL};
+  sb_mem mem;
+  sb_mem_init_plain(&mem);
   sb_ignore ig;
   sb_ignore_init(&ig, &mem);
   const char *nl = memchr(text, '\0', n); /* rules \0 path */
