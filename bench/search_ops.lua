@@ -3,21 +3,11 @@
 -- ripgrep (default threads and -j1), grep -rn and find -name. Every row
 -- checks that the result counts agree before it prints a ratio.
 --   lua5.4 bench/search_ops.lua TMPFS_DIR   (make bench runs it)
-package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
-package.cpath = (os.getenv("SANDBOX_BUILD") or "./build") .. "/?.so;" .. package.cpath
+local lib = dofile("bench/lib.lua")
 local sandbox = require "sandbox"
 
 local TMP = assert(arg[1], "usage: search_ops.lua TMPFS_DIR")
-local ROUNDS = tonumber(os.getenv("BENCH_ROUNDS")) or 5
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local out = p:read("a")
-  p:close()
-  return out
-end
-
-local now = require("sandbox.core").clock -- monotonic seconds
+local ROUNDS, sh, now, median = lib.ROUNDS, lib.sh, lib.now, lib.median
 
 local function wall(f)
   local t0 = now()
@@ -37,11 +27,6 @@ local rows = {
   { "ignore-case", "error", { literal = true, ignore_case = true }, "-F -i" },
   { "regex", "malloc *\\(", {}, "" },
 }
-
-local function median(t)
-  table.sort(t)
-  return t[(#t + 1) // 2]
-end
 
 print(("%-10s %-16s %8s %8s %8s %8s %8s %8s %8s %8s"):format("tree", "search", "hits", "ct ms", "vt ms",
   "rg ms", "ct/rg", "ct/rg-j1", "ct/grep", "vt/rg"))

@@ -1,5 +1,6 @@
--- The demo: an agent loop working in a ContainerSandbox and in a
--- VirtualSandbox through the same tool tables, with a readable transcript.
+-- The demo: an agent loop working in a ContainerSandbox, an OverlaySandbox
+-- (the host reviews the diff and commits) and a VirtualSandbox through the
+-- same tool tables, with a readable transcript.
 --
 --   bash scripts/demo.sh            (or: make demo)
 --
@@ -189,7 +190,55 @@ do
 end
 os.execute("rm -rf " .. dir)
 
--- 2. the same agent in memory: no host access at all, no commands
+-- 3. the same agent on a real project through an OverlaySandbox: nothing in
+-- the project changes until the host has seen the diff and said yes
+local function tree_of(path) -- every file's bytes, to check the base is untouched
+  local t, r = {}, assert(sandbox.container { base_dir = path, exec = false })
+  for _, p in ipairs(assert(r:glob("**", { hidden = true, ignored = true }))) do
+    if r:stat(p).type == "file" then t[#t + 1] = p .. "\0" .. r:read_file(p) end
+  end
+  r:dispose()
+  table.sort(t)
+  return concat(t, "\1")
+end
+dir = tmpdir()
+do
+  local seed = assert(sandbox.container { base_dir = dir, exec = false })
+  for path, content in pairs(PROJECT) do assert(seed:write_file(path, content)) end
+  seed:dispose()
+  local before = tree_of(dir)
+  local sb, msg = sandbox.overlay { base_dir = dir, kill_grace = 0.5 }
+  if not sb then
+    out:write("\n== OverlaySandbox: not here (" .. tostring(msg) .. ")\n")
+  else
+    run_agent("OverlaySandbox", sb, model())
+    local same = tree_of(dir) == before
+    out:write(("\n   the project on disk is %s after the agent's turn\n"):format(same and "byte-identical" or "CHANGED"))
+    assert(same, "the overlay let a change through to base_dir")
+    out:write("   the host reviews:\n")
+    for line in assert(sb:diff()):gmatch("[^\n]+") do out:write("   | ", line, "\n") end
+    local answer = "y (scripted)"
+    if os.getenv("DEMO_ASK") then
+      out:write("   commit? [y/N] ")
+      out:flush()
+      answer = io.read("l") or ""
+    else
+      out:write("   commit? [y/N] " .. answer .. "\n")
+    end
+    if answer:match("^y") then
+      local ok, done = assert(sb:commit())
+      out:write(("   committed %d change(s); src/greet.lua on disk now says: %s\n"):format(#done,
+        io.open(dir .. "/src/greet.lua"):read("a"):match("'Hello, '[^\n]*")))
+    else
+      sb:discard()
+      out:write("   discarded\n")
+    end
+    sb:dispose()
+  end
+end
+os.execute("rm -rf " .. dir)
+
+-- 4. the same agent in memory: no host access at all, no commands
 do
   local sb = sandbox.virtual { cwd = "/project", files = PROJECT }
   run_agent("VirtualSandbox", sb, model())

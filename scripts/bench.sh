@@ -33,3 +33,5 @@ BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/run.lua
 # search and big files: grep/glob against rg, grep -rn and find on copies of
 # real trees, 50 MB read_file/write_file against C (SPEC §10, §12)
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/search_ops.lua "$(cd "$tmp" && pwd)"
+# the OverlaySandbox: an untouched read against the container, review against git diff --no-index
+BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/overlay_ops.lua "$(cd "$tmp" && pwd)"

@@ -7,7 +7,7 @@ local cjson = require "cjson"
 local unconfined = os.getenv("SANDBOX_TEST_UNCONFINED") -- valgrind: see the Makefile
 
 describe("the demo agent", function()
-  it("runs the scripted model in a ContainerSandbox and a VirtualSandbox", function()
+  it("runs the scripted model in a ContainerSandbox, an OverlaySandbox and a VirtualSandbox", function()
     if unconfined then pending("the demo runs confined commands") return end
     local ok, out = sh.run(("SANDBOX_BUILD=%s %s examples/agent.lua"):format(sh.build, sh.lua()))
     assert.is_true(ok, out)
@@ -22,19 +22,23 @@ describe("the demo agent", function()
       "request: GET /status",
       "200\thello",
       "Stopped process",
+      "the project on disk is byte-identical after the agent's turn",
+      "   | +  return 'Hello, ' .. name .. '!'",
+      "commit? [y/N] y (scripted)",
+      "committed 1 change(s); src/greet.lua on disk now says: 'Hello, ' .. name .. '!'",
       "== VirtualSandbox: sandbox.virtual (/project) (10 tools) ==",
       "(src/greet.lua now says: 'Hello, ' .. name .. '!')",
     } do
       assert.is_truthy(out:find(want, 1, true), "missing from the transcript: " .. want .. "\n" .. out)
     end
     local _, n = out:gsub("Done: greet%(%) now ends", "")
-    assert.equal(2, n)
+    assert.equal(3, n)
   end)
 
   it("talks to an OpenAI-compatible endpoint with OPENAI_BASE_URL", function()
     if unconfined then pending("the demo runs confined commands") return end
     local dir = backends.tmpdir("live")
-    local srv = sh.lines(("%s spec/support/fake_openai.lua %s/port %s/log 4 >%s/srv.out 2>&1 & echo $!"):format(
+    local srv = sh.lines(("%s spec/support/fake_openai.lua %s/port %s/log 6 >%s/srv.out 2>&1 & echo $!"):format(
       "lua5.4", dir, dir, dir))[1]
     local port
     for _ = 1, 100 do
@@ -51,7 +55,7 @@ describe("the demo agent", function()
     assert.is_true(ok, out)
     assert.matches("model: live at http://127%.0%.0%.1:%d+/v1", out)
     local _, n = out:gsub("assistant: The README starts with: # greeter", "")
-    assert.equal(2, n, out)
+    assert.equal(3, n, out)
     -- what the endpoint received: tools in OpenAI chat form, results as tool messages
     local f = assert(io.open(dir .. "/log"))
     local first = cjson.decode(f:read("*l"))

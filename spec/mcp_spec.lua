@@ -403,6 +403,24 @@ describe("agent-sandbox mcp, the protocol's rules", function()
     end
   end)
 
+  it("serves an OverlaySandbox: the agent's writes wait for agent-sandbox review --commit", function()
+    local dir, state = project(), backends.tmpdir("mcpstate")
+    os.remove(state) -- made by the server
+    local call = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"made.txt","content":"by the agent\\n"}}}'
+    local r = raw({ init(), call }, "--overlay " .. dir .. " --state-dir " .. state)
+    assert.is_false(by_id(r.msgs, 1).result.isError, r.raw)
+    assert.is_nil(sh.read_file(dir .. "/made.txt"), "the base was written")
+    local review = sh.lua(false) .. " " .. sh.quote(BIN) .. " review --overlay " .. dir .. " --state-dir " .. state
+    local ok, out = sh.run(review)
+    assert(ok, out)
+    assert.matches("added%s+made%.txt", out)
+    assert.matches("%+by the agent", out)
+    ok, out = sh.run(review .. " --commit")
+    assert(ok, out)
+    assert.matches("committed 1 change", out)
+    assert.equal("by the agent\n", sh.read_file(dir .. "/made.txt"))
+  end)
+
   it("exits 0 at end of input, and refuses bad flags before serving", function()
     local r = raw { init() }
     assert.is_true(r.ok, r.err)
@@ -411,7 +429,8 @@ describe("agent-sandbox mcp, the protocol's rules", function()
       { "--virtual --allow-shell", "%-%-allow%-shell is not an option of the virtual sandbox" },
       { "--approve maybe", "%-%-approve must be one of always, ask, never" },
       { "--dir /x --virtual", "choose one of" },
-      { "--overlay /tmp", "OverlaySandbox" },
+      { "--overlay /nonexistent-overlay-base", "nonexistent" },
+      { "--dir /tmp --state-dir /tmp/x", "not an option of the container sandbox" },
       { "--max-read-bytes 10XB", "'10XB' is not a size" },
       { "--dir /nonexistent-dir-for-mcp", "nonexistent" },
     } do

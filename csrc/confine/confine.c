@@ -17,6 +17,7 @@
 void sb_confine_init(sb_confine *c) {
   memset(c, 0, sizeof *c);
   c->ruleset_fd = -1;
+  c->merged_fd = -1;
   c->tmp_parent = -1;
   sb_confine_steps_init(&c->steps);
   sb_limits_init(&c->limits);
@@ -105,7 +106,8 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
   if (own) {
     sb_ns_view v = {.root_fd = o->tree.root_fd, .root_path = o->root_path, .ro_fds = o->tree.ro_fds,
                     .nro = o->tree.nro, .read_paths = o->read_paths, .tmp_size = o->tmp_size,
-                    .network = !o->allow_outbound, .userns = !root};
+                    .network = !o->allow_outbound, .userns = !root,
+                    .upper_fd = o->overlay ? o->upper_fd : -1, .work_fd = o->overlay ? o->work_fd : -1};
     if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0) {
       c->refuse = true; /* fail closed: no namespaces, no commands */
       layer(c, "namespaces", false, c->why);
@@ -122,6 +124,12 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     }
     sb_ns_netns(&c->ns, &c->nsnet);
     snprintf(s->view_root, sizeof s->view_root, "%s", o->root_path);
+    if (o->overlay && (c->merged_fd = sb_ns_open(&c->ns, o->root_path)) < 0) {
+      snprintf(c->why, sizeof c->why, "overlay: cannot open the merged view: %s", strerror(errno));
+      c->refuse = true;
+      layer(c, "mount_view", false, c->why);
+      return;
+    }
     sb_layer *l = layer(c, "namespaces", true, NULL);
     detail_str(l, "own", v.network ? "pid ipc uts cgroup mount net" : "pid ipc uts cgroup mount");
     detail_int(l, "user", v.userns, SB_DETAIL_BOOL);
@@ -135,6 +143,12 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     const char *why = !o->confine ? "confine = false" : "confine = {namespaces = false}";
     layer(c, "namespaces", false, why);
     layer(c, "mount_view", false, why);
+    if (o->overlay) {
+      snprintf(c->why, sizeof c->why, "overlay: the merged view is mounted in the sandbox's own mount "
+               "namespace, which %s turns off; an OverlaySandbox needs confine = true with namespaces", why);
+      c->refuse = true;
+      return;
+    }
   }
   if (o->allow_outbound) {
     sb_layer *l = layer(c, "network", false, "allow_outbound = true: commands use the host's network");
@@ -262,7 +276,8 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   }
   sb_landlock_policy pol = {
       .abi = abi, .deny_tcp = false, /* the namespace already isolates the network */
-      .root_fd = o->tree.root_fd, .ro_fds = o->tree.ro_fds, .nro = o->tree.nro, .rx_paths = rx,
+      .root_fd = c->merged_fd >= 0 ? c->merged_fd : o->tree.root_fd, .ro_fds = o->tree.ro_fds,
+      .nro = o->tree.nro, .rx_paths = rx,
       .ro_paths = sb_system_ro, .dev_paths = sb_system_dev, .rw_dir = view ? NULL : c->tmpdir,
       .rw_fds = fds, .nrw = view ? 2 : 0, .tty_fd = fds[2], .proc_fd = fds[3], .list_fd = fds[4]};
   c->ruleset_fd = view && fds[4] < 0 ? -1 : sb_landlock_build(&pol, c->why, sizeof c->why);
@@ -327,6 +342,8 @@ const sb_netns *sb_confine_netns(const sb_confine *c) {
 }
 
 void sb_confine_release(sb_confine *c) {
+  if (c->merged_fd >= 0) close(c->merged_fd);
+  c->merged_fd = -1;
   sb_ns_close(&c->ns); /* the init: everything in the namespace goes with it */
   sb_limits_close(&c->limits);
   sb_netns_close(&c->netns);

@@ -45,6 +45,8 @@ typedef struct sb_confine_opts {
   gid_t gid;
   sb_cmd_tree tree;      /* what commands work in and read (from the backend) */
   const char *const *read_paths; /* host paths commands may read and run; NULL-ended */
+  bool overlay;          /* an OverlaySandbox: the view mounts overlayfs over the root ... */
+  int upper_fd, work_fd; /* ... with these layers (needs the namespaces) */
 } sb_confine_opts;
 
 /* One layer as the report shows it: enforced, or why not, with details. */
@@ -69,6 +71,7 @@ typedef struct sb_confine {
   sb_limits limits;
   int ruleset_fd;      /* Landlock, -1 = none */
   sb_ns ns;            /* the sandbox's namespaces (namespaces = true) */
+  int merged_fd;       /* an OverlaySandbox's merged root, opened through the view (-1 = none) */
   sb_netns netns;      /* the commands' network when outbound is off (no namespaces) */
   sb_netns nsnet;      /* ... or the sandbox namespaces' network, as the agent joins it */
   sb_seccomp seccomp;

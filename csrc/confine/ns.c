@@ -47,14 +47,14 @@ struct sb_mount_attr {
 /* The steps of the view, for messages. */
 enum { ST_GO = 1, ST_HOSTNAME, ST_LOOPBACK, ST_PRIVATE, ST_BASE, ST_PIVOT, ST_NEWROOT, ST_SYSTEM,
        ST_ETC, ST_DEV, ST_PTS, ST_SHM, ST_TMP, ST_PROC, ST_PROC_RO, ST_ROOT, ST_ROOT_CHECK, ST_RO,
-       ST_FINISH, ST_COUNT };
+       ST_FINISH, ST_OVERLAY, ST_COUNT };
 static const char *const step_names[ST_COUNT] = {
     NULL, "waiting for the host", "setting the host name", "bringing up the loopback",
     "making mounts private", "mounting a tmpfs", "pivot_root", "mounting the new root",
     "binding a system directory", "binding /etc", "building /dev", "mounting /dev/pts",
     "mounting /dev/shm", "mounting /tmp", "mounting /proc", "making /proc/sys read-only",
     "binding the sandbox root", "checking the bound root", "binding a read-only tree",
-    "switching to the new root"};
+    "switching to the new root", "mounting the overlay"};
 
 typedef struct report {
   int err, step;
@@ -71,6 +71,11 @@ typedef struct init_arg {
   char root[SB_NS_PATH];
   dev_t root_dev;
   ino_t root_ino;
+  bool overlay;             /* the root is an overlayfs: lower = root, these above it */
+  char upper[SB_NS_PATH], work[SB_NS_PATH];
+  dev_t upper_dev;
+  ino_t upper_ino;
+  char ov_opts[3 * 2 * SB_NS_PATH + 128];
   int nro;
   char ro[SB_NS_MAX_RO][SB_NS_PATH];
   bool ro_check[SB_NS_MAX_RO]; /* read roots: bound inode must be the held one */
@@ -301,6 +306,30 @@ CHILD static void tree(init_arg *a, const char *path, bool ro, bool check, dev_t
   }
 }
 
+/* An OverlaySandbox's root: overlayfs at the root's path, the root itself
+ * (as the host holds it) below, the sandbox's upper and work directories
+ * above. No redirects and no metacopy: the upper layer holds whole files
+ * and plain whiteouts, which the host's review reads. */
+CHILD static void overlay(init_arg *a) {
+  char *lower = join(a->a, "/oldroot", a->root, NULL);
+  char *dst = join(a->b, "/newroot", a->root, NULL);
+  char *upper = join(a->c, "/oldroot", a->upper, NULL);
+  struct stat st;
+  if (stat(lower, &st) != 0) fail(a, ST_ROOT_CHECK, a->root);
+  if (st.st_dev != a->root_dev || st.st_ino != a->root_ino) { /* swapped meanwhile */
+    errno = EXDEV;
+    fail(a, ST_ROOT_CHECK, a->root);
+  }
+  if (stat(upper, &st) != 0) fail(a, ST_OVERLAY, a->upper);
+  if (st.st_dev != a->upper_dev || st.st_ino != a->upper_ino) {
+    errno = EXDEV;
+    fail(a, ST_OVERLAY, a->upper);
+  }
+  if (mkdirs(dst) != 0) fail(a, ST_OVERLAY, a->root);
+  /* the paths were escaped by the host (',' ':' '\\'); /oldroot is prefixed there */
+  if (mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, a->ov_opts) != 0) fail(a, ST_OVERLAY, a->root);
+}
+
 CHILD static void build_view(init_arg *a) {
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail(a, ST_PRIVATE, "/");
   /* a tmpfs to stand on, with the host's tree below it at /oldroot */
@@ -319,7 +348,8 @@ CHILD static void build_view(init_arg *a) {
   if (mkdirs(join(a->b, "/newroot/var", NULL, NULL)) != 0 || symlink("/tmp", "/newroot/var/tmp") != 0)
     fail(a, ST_TMP, "/var/tmp");
   proc(a);
-  tree(a, a->root, false, true, a->root_dev, a->root_ino);
+  if (a->overlay) overlay(a);
+  else tree(a, a->root, false, true, a->root_dev, a->root_ino);
   for (int i = 0; i < a->nro; i++) tree(a, a->ro[i], true, a->ro_check[i], a->ro_dev[i], a->ro_ino[i]);
   /* switch: the host's tree goes, the new root stays, read-only itself */
   if (umount2("/oldroot", MNT_DETACH) != 0 || chdir("/newroot") != 0 ||
@@ -425,6 +455,43 @@ static void mm_areas(init_arg *a) {
 }
 
 /* Fill the init's arguments from the view. */
+/* Append "key=/oldroot<path>" to the overlay's options, escaping what its
+ * option parser splits on. */
+static int ov_opt(char *out, size_t cap, const char *key, const char *path) {
+  size_t n = strlen(out);
+  int w = snprintf(out + n, cap - n, "%s%s=/oldroot", n ? "," : "", key);
+  if (w < 0 || (size_t)w >= cap - n) return -1;
+  n += (size_t)w;
+  for (const char *p = path; *p; p++) {
+    if (n + 3 >= cap) return -1;
+    if (*p == ',' || *p == ':' || *p == '\\') out[n++] = '\\';
+    out[n++] = *p;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+static int prepare_overlay(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
+  char upper[SB_NS_PATH], work[SB_NS_PATH];
+  struct stat st;
+  if (fd_path(v->upper_fd, upper, sizeof upper) != 0 || fd_path(v->work_fd, work, sizeof work) != 0 ||
+      fstat(v->upper_fd, &st) != 0)
+    return snprintf(why, whylen, "overlay: the state directory: %s", strerror(errno)), -1;
+  if (copy_path(a->upper, upper, why, whylen) != 0 || copy_path(a->work, work, why, whylen) != 0) return -1;
+  a->upper_dev = st.st_dev;
+  a->upper_ino = st.st_ino;
+  a->overlay = true;
+  a->ov_opts[0] = '\0';
+  if (ov_opt(a->ov_opts, sizeof a->ov_opts, "lowerdir", a->root) != 0 ||
+      ov_opt(a->ov_opts, sizeof a->ov_opts, "upperdir", upper) != 0 ||
+      ov_opt(a->ov_opts, sizeof a->ov_opts, "workdir", work) != 0)
+    return snprintf(why, whylen, "overlay: the layers' paths are too long"), -1;
+  size_t n = strlen(a->ov_opts);
+  snprintf(a->ov_opts + n, sizeof a->ov_opts - n, ",redirect_dir=off,metacopy=off,index=off%s",
+           v->userns ? ",userxattr" : "");
+  return 0;
+}
+
 static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   mm_areas(a);
   a->network = v->network;
@@ -440,6 +507,7 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   if (fstat(v->root_fd, &st) != 0) return snprintf(why, whylen, "mount view: %s", strerror(errno)), -1;
   a->root_dev = st.st_dev;
   a->root_ino = st.st_ino;
+  if (v->upper_fd >= 0 && prepare_overlay(a, v, why, whylen) != 0) return -1;
   for (size_t i = 0; i < v->nro; i++) {
     if ((size_t)a->nro >= SB_NS_MAX_RO) break;
     char real[SB_NS_PATH];

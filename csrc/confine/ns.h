@@ -44,6 +44,10 @@ typedef struct sb_ns_view {
   uint64_t tmp_size;      /* bytes /tmp and /dev/shm may hold */
   bool network;           /* own network namespace (loopback only) */
   bool userns;            /* own user namespace (the host is not root) */
+  /* An OverlaySandbox: root_fd is the lower layer, and the view shows an
+   * overlayfs of it with these upper and work directories (on one file
+   * system) at root_path instead of the root itself; -1 = none. */
+  int upper_fd, work_fd;
 } sb_ns_view;
 
 typedef struct sb_ns {
@@ -59,7 +63,8 @@ void sb_ns_init(sb_ns *ns);
 int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen);
 /* The network namespace as the network agent joins it (NULL: none). */
 const sb_netns *sb_ns_netns(const sb_ns *ns, sb_netns *out);
-/* Open a path of the view (e.g. "/tmp") from the host, O_PATH; -1 + errno. */
+/* Open a path of the view (e.g. "/tmp", or an overlay's merged root) from
+ * the host, O_PATH; -1 + errno. */
 int sb_ns_open(const sb_ns *ns, const char *path);
 /* Kill init (and so everything in the namespace), close the fds. */
 void sb_ns_close(sb_ns *ns);

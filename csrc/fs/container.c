@@ -32,6 +32,7 @@ typedef struct container {
   bool disk_dirty;
   uint64_t tmp_seed, tmp_count; /* temporary names without a syscall each */
   int *ro_fds; /* the read roots' fds, for commands */
+  int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */
 } container;
 
 #define CT(fs) ((container *)(fs)->impl)
@@ -247,6 +248,8 @@ static int usage_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent
 static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
                             void *ud, sb_err *e);
 
+static sb_code usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e);
+
 static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
   container *ct = CT(fs);
   if (ct->max_disk == SB_UNLIMITED) return SB_OK;
@@ -254,7 +257,8 @@ static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
     uint64_t used = 0;
     sb_path root;
     sb_path_from_rel(&root, "", 0, e);
-    sb_code c = walk_layer(fs, 0, &root, SB_WALK_SIZES, usage_cb, &used, e);
+    sb_code c = ct->usage_fd >= 0 ? usage_walk(fs, ct->usage_fd, &used, e)
+                                  : walk_layer(fs, 0, &root, SB_WALK_SIZES, usage_cb, &used, e);
     if (c != SB_OK) return c;
     ct->disk_used = used;
     ct->disk_dirty = false;
@@ -707,6 +711,26 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   return c;
 }
 
+/* A directory rename the file system refuses with EXDEV — an overlay
+ * (without redirects) cannot rename a directory of its lower layer — done
+ * as mv does it: copy, then remove. A destination must be an empty
+ * directory, as for rename. -1 with errno as rename would set it. */
+static int move_dir(int fd1, const char *n1, int fd2, const char *n2, const struct stat *dst, bool overwrite) {
+  if (dst) {
+    if (!overwrite) return errno = EEXIST, -1;
+    if (!S_ISDIR(dst->st_mode)) return errno = ENOTDIR, -1;
+    if (unlinkat(fd2, n2, AT_REMOVEDIR) != 0) return -1; /* ENOTEMPTY, as rename says */
+  }
+  int err = sb_tree_copy(fd1, n1, fd2, n2);
+  uint64_t freed;
+  if (err) {
+    sb_tree_remove(fd2, n2, &freed); /* no half copy left behind */
+    return errno = err, -1;
+  }
+  err = sb_tree_remove(fd1, n1, &freed);
+  return err ? (errno = err, -1) : 0;
+}
+
 static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
                          bool overwrite, sb_err *e) {
   container *ct = CT(fs);
@@ -736,6 +760,10 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   if (c == SB_OK && !same) {
     int r = overwrite ? renameat(fd1, n1, fd2, n2)
                       : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
+    if (r != 0 && errno == EXDEV && S_ISDIR(s1.st_mode)) {
+      r = move_dir(fd1, n1, fd2, n2, dst ? &s2 : NULL, overwrite);
+      ct->disk_dirty = true; /* copied: the bytes moved layers */
+    }
     if (r != 0) {
       if (errno == EINVAL) c = sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
       else if (errno == EEXIST && overwrite) c = sb_fail(e, SB_ENOTEMPTY, NULL);
@@ -825,6 +853,23 @@ static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth
   return r;
 }
 
+/* The bytes of regular files below fd (an overlay's upper layer). */
+static sb_code usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e) {
+  int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return fail_errno_now(e);
+  rwalk *w = sb_malloc(&fs->mem, sizeof *w);
+  if (!w) {
+    close(dfd);
+    return sb_fail(e, SB_ENOSPC, "out of memory");
+  }
+  *w = (rwalk){.fs = fs, .vi = 0, .flags = SB_WALK_SIZES, .fn = usage_cb, .ud = used, .e = e};
+  e->code = SB_OK;
+  walk_level(w, dfd, true, 0, 0);
+  close(dfd);
+  sb_free(&fs->mem, w, sizeof *w);
+  return e->code;
+}
+
 static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
                             void *ud, sb_err *e) {
   container *ct = CT(fs);
@@ -911,6 +956,7 @@ static void ct_close(sb_fs *fs) {
   container *ct = CT(fs);
   if (!ct) return;
   for (size_t i = 0; i < ct->nlayers; i++) close(ct->layers[i].res.rootfd);
+  if (ct->usage_fd >= 0) close(ct->usage_fd);
   sb_free(&fs->mem, ct->layers, ct->nlayers * sizeof *ct->layers);
   sb_free(&fs->mem, ct->ro_fds, ct->nlayers * sizeof *ct->ro_fds);
   sb_free(&fs->mem, ct, sizeof *ct);
@@ -931,7 +977,7 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   *ct = (container){.layers = layers, .nlayers = nlayers, .can_write = o->can_write,
-                    .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro};
+                    .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro, .usage_fd = -1};
   if (getrandom(&ct->tmp_seed, sizeof ct->tmp_seed, GRND_NONBLOCK) != sizeof ct->tmp_seed)
     ct->tmp_seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)ct; /* still unique per process */
   int rc = 0;
@@ -949,6 +995,15 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
                          : sb_fail(e, SB_EINVAL, "resolver must be \"auto\", \"openat2\" or \"fallback\"");
   }
   return SB_OK;
+}
+
+void sb_container_set_root(sb_fs *fs, int fd, int usage_fd) {
+  container *ct = CT(fs);
+  close(ct->layers[0].res.rootfd);
+  ct->layers[0].res.rootfd = fd;
+  if (ct->usage_fd >= 0) close(ct->usage_fd);
+  ct->usage_fd = usage_fd;
+  ct->disk_dirty = true;
 }
 
 const char *sb_container_resolver(sb_fs *fs) {

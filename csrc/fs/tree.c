@@ -57,3 +57,85 @@ int sb_tree_remove(int parent, const char *name, uint64_t *freed) {
   if (!err && unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT) err = errno;
   return err;
 }
+
+/* ---- copying ------------------------------------------------------------ */
+
+static int copy_file(int sparent, const char *name, int dparent, mode_t mode) {
+  int in = openat(sparent, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0) return errno;
+  int out = openat(dparent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+  if (out < 0) {
+    int err = errno;
+    close(in);
+    return err;
+  }
+  int err = 0;
+  char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0) err = errno;
+      break;
+    }
+    for (ssize_t off = 0; off < n;) {
+      ssize_t w = write(out, buf + off, (size_t)(n - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        err = errno;
+        break;
+      }
+      off += w;
+    }
+    if (err) break;
+  }
+  if (fchmod(out, mode & 07777) != 0 && !err) err = errno; /* the umask took bits */
+  close(in);
+  close(out);
+  return err;
+}
+
+static int copy_at(int sparent, const char *sname, int dparent, const char *dname, int depth) {
+  if (depth > DEPTH_MAX) return ELOOP;
+  struct stat st;
+  if (fstatat(sparent, sname, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  int s = openat(sparent, sname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (s < 0) return errno;
+  int err = mkdirat(dparent, dname, st.st_mode & 07777) == 0 ? 0 : errno;
+  int d = err ? -1 : openat(dparent, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (!err && d < 0) err = errno;
+  int lfd = err ? -1 : dup(s);
+  DIR *dir = lfd >= 0 ? fdopendir(lfd) : NULL;
+  if (!err && !dir) err = errno;
+  struct dirent *de;
+  while (!err && dir && (de = readdir(dir)) != NULL) {
+    const char *nm = de->d_name;
+    if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
+    struct stat es;
+    if (fstatat(s, nm, &es, AT_SYMLINK_NOFOLLOW) != 0) {
+      err = errno;
+    } else if (S_ISDIR(es.st_mode)) {
+      err = copy_at(s, nm, d, nm, depth + 1);
+    } else if (S_ISREG(es.st_mode)) {
+      err = copy_file(s, nm, d, es.st_mode);
+    } else if (S_ISLNK(es.st_mode)) {
+      char target[4097];
+      ssize_t n = readlinkat(s, nm, target, sizeof target - 1);
+      if (n < 0) err = errno;
+      else {
+        target[n] = '\0';
+        if (symlinkat(target, d, nm) != 0) err = errno;
+      }
+    } /* sockets, fifos, devices: not copied (a tree of the sandbox has none worth keeping) */
+  }
+  if (dir) closedir(dir);
+  else if (lfd >= 0) close(lfd);
+  if (d >= 0) close(d);
+  close(s);
+  return err;
+}
+
+int sb_tree_copy(int sparent, const char *sname, int dparent, const char *dname) {
+  return copy_at(sparent, sname, dparent, dname, 0);
+}

@@ -1,7 +1,9 @@
 /* Removing a directory tree through held fds, never following a symlink:
  * every level is opened O_NOFOLLOW from its parent fd and its entries are
  * unlinked in that fd; a directory swapped for a symlink mid-walk loses only
- * the link. Shared by the container backend and the private temp dirs. */
+ * the link. Shared by the container backend and the private temp dirs.
+ * Copying (a directory moved where rename cannot: across an overlay's
+ * layers) walks the same way. */
 #ifndef SB_FS_TREE_H
 #define SB_FS_TREE_H
 
@@ -12,5 +14,9 @@
 int sb_tree_empty(int parent, const char *name, uint64_t *freed);
 /* Empty it and remove it. */
 int sb_tree_remove(int parent, const char *name, uint64_t *freed);
+/* Copy the directory sparent/sname to dparent/dname (which must not exist):
+ * directories, regular files and links, modes kept; nothing followed. 0 or
+ * an errno (what was copied so far stays). */
+int sb_tree_copy(int sparent, const char *sname, int dparent, const char *dname);
 
 #endif

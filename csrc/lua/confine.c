@@ -1,6 +1,11 @@
 #include "lua/confine.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "lua/overlay.h"
 
 #include "lua/options.h"
 
@@ -13,6 +18,17 @@ static void confine_close(lua_State *L, sb_sandbox *sb, void *state) {
 static const sb_part_class confine_part = {"confine", confine_close};
 
 sb_confine *sb_lua_confine(const sb_sandbox *sb) { return sb_part_get(sb, &confine_part); }
+
+int sb_lua_confine_merged_fd(const sb_sandbox *sb, const char **why) {
+  sb_confine *c = sb_lua_confine(sb);
+  if (!c || c->merged_fd < 0) {
+    *why = c ? c->why : NULL;
+    return -1;
+  }
+  int fd = fcntl(c->merged_fd, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) *why = strerror(errno);
+  return fd;
+}
 
 /* sb.confinement: {enabled, refused?, <layer> = {enforced, why?, ...}}. */
 static void push_report(lua_State *L, const sb_confine *c) {
@@ -84,6 +100,7 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
   }
   lua_pop(L, 1);
   sb->fs.be->cmd->tree(&sb->fs, &co.tree);
+  co.overlay = sb_lua_overlay_layers(sb, &co.upper_fd, &co.work_fd);
   if (sb_confine_setup(c, &co) != 0) {
     sb_failf(e, SB_ENOTSUP, "%s", c->why); /* a copy: c is freed before it is shown */
     return -1;

@@ -28,6 +28,7 @@
 #include "lua/net.h"
 #include "lua/object.h"
 #include "lua/options.h"
+#include "lua/overlay.h"
 #include "lua/review.h"
 #include "lua/search.h"
 #include "sandbox.h"
@@ -159,7 +160,10 @@ static int push_open_error(lua_State *L, fdguard *g, int err, const char *what,
   return 3;
 }
 
-static int l_container(lua_State *L) {
+/* A ContainerSandbox, or with `overlay` an OverlaySandbox: the same
+ * backend, bound to the merged view of the root once the confinement has
+ * mounted it. */
+static int make_container(lua_State *L, bool overlay) {
   luaL_checktype(L, 1, LUA_TTABLE);
   const char *base = sb_opt_str(L, 1, "base_dir");
   const char *mode = sb_opt_str(L, 1, "mode");
@@ -205,11 +209,19 @@ static int l_container(lua_State *L) {
     return sb_push_err(L, &e, NULL, 0);
   }
   bool exec = sb_opt_bool(L, 1, "exec");
-  /* parts, in the order they are released backwards: commands go first */
-  if ((exec && sb_lua_confine_attach(L, sb, ud, 1, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
+  /* parts, in the order they are released backwards: commands go first,
+   * an overlay's state last (the mount is gone by then); an overlay needs
+   * its namespace even without commands */
+  if ((overlay && sb_lua_overlay_attach(L, sb, ud, 1, &e) != 0) ||
+      ((exec || overlay) && sb_lua_confine_attach(L, sb, ud, 1, &e) != 0) ||
+      (overlay && sb_lua_overlay_mount(L, sb, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
       (exec && sb_lua_exec_attach(L, sb, ud, 1, &e) != 0)) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
+  }
+  if (overlay) {
+    lua_pushliteral(L, "overlay");
+    sb_lua_setfield(L, ud, "kind");
   }
   lua_pushstring(L, sb_container_resolver(&sb->fs));
   sb_lua_setfield(L, ud, "resolver");
@@ -218,6 +230,9 @@ static int l_container(lua_State *L) {
   lua_settop(L, ud);
   return 1;
 }
+
+static int l_container(lua_State *L) { return make_container(L, false); }
+static int l_overlay(lua_State *L) { return make_container(L, true); }
 
 /* core.normalize(sb, path): the clean root-relative form of an agent path
  * ("" for the root), or nil, msg, code from the front door. */
@@ -320,6 +335,7 @@ static void assemble_methods(lua_State *L) {
 SB_API int luaopen_sandbox_core(lua_State *L) {
   static const luaL_Reg fns[] = {{"virtual", l_virtual},
                                  {"container", l_container},
+                                 {"overlay", l_overlay},
                                  {"capabilities", sb_caps_push},
                                  {"methods", l_methods},
                                  {"check_open", l_check_open},
@@ -334,9 +350,9 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   assemble_methods(L);
   luaL_newlib(L, fns);
   /* the backends, each with a Lua module sandbox.<kind> */
-  static const char *const backends[] = {"virtual", "container"};
-  lua_createtable(L, 2, 0);
-  for (int i = 0; i < 2; i++) {
+  static const char *const backends[] = {"virtual", "container", "overlay"};
+  lua_createtable(L, 3, 0);
+  for (int i = 0; i < 3; i++) {
     lua_pushstring(L, backends[i]);
     lua_rawseti(L, -2, i + 1);
   }

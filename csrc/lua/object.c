@@ -165,8 +165,11 @@ static int m_dispose(lua_State *L) {
 
 static int m_tostring(lua_State *L) {
   sb_sandbox *sb = sb_lua_check(L, 1);
-  if (sb->closed) lua_pushfstring(L, "sandbox.%s (disposed)", sb->fs.be->kind);
-  else lua_pushfstring(L, "sandbox.%s (%s)", sb->fs.be->kind, sb->cwd);
+  lua_getiuservalue(L, 1, 1);
+  lua_getfield(L, -1, "kind"); /* the sandbox's kind: an overlay runs on the container backend */
+  const char *kind = lua_isstring(L, -1) ? lua_tostring(L, -1) : sb->fs.be->kind;
+  if (sb->closed) lua_pushfstring(L, "sandbox.%s (disposed)", kind);
+  else lua_pushfstring(L, "sandbox.%s (%s)", kind, sb->cwd);
   return 1;
 }
 

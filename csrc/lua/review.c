@@ -2,7 +2,13 @@
 
 #include <string.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "review/diff.h"
+#include "review/scan.h"
 
 /* core.diff(a, b, context) -> hunks, added, removed, nhunks, binary.
  * Checked by lua/sandbox/diff.lua; binary inputs are not diffed. */
@@ -38,7 +44,87 @@ static int l_diff(lua_State *L) {
   return 5;
 }
 
+static const char *const TYPES[] = {"file", "dir", "link", "whiteout", "other"};
+
+static void push_entry(lua_State *L, const sb_scan_entry *e) {
+  lua_createtable(L, 0, 5);
+  lua_pushlstring(L, e->path, e->plen);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, TYPES[e->type]);
+  lua_setfield(L, -2, "type");
+  if (e->opaque) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "opaque");
+  }
+  lua_pushinteger(L, (lua_Integer)e->size);
+  lua_setfield(L, -2, "size");
+  char fp[64]; /* what tells two states of a file apart without reading it */
+  snprintf(fp, sizeof fp, "%s:%llu:%lld.%09ld", TYPES[e->type], (unsigned long long)e->size,
+           (long long)e->mtime_sec, e->mtime_nsec);
+  lua_pushstring(L, fp);
+  lua_setfield(L, -2, "fingerprint");
+}
+
+typedef struct scan_ud {
+  lua_State *L;
+  lua_Integer n;
+} scan_ud;
+
+static int scan_cb(void *ud, const sb_scan_entry *e) {
+  scan_ud *u = ud;
+  if (!lua_checkstack(u->L, 4)) return 1;
+  push_entry(u->L, e);
+  lua_rawseti(u->L, -2, ++u->n);
+  return 0;
+}
+
+static int open_root(lua_State *L, const char *path) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", path, strerror(errno));
+  }
+  return fd;
+}
+
+/* core.review_scan(dir) -> {{path, type, opaque, size, fingerprint}, ...}
+ * in name order, or nil, msg. */
+static int l_scan(lua_State *L) {
+  int fd = open_root(L, luaL_checkstring(L, 1));
+  if (fd < 0) return 2;
+  lua_newtable(L);
+  scan_ud u = {L, 0};
+  int err = sb_scan_tree(fd, scan_cb, &u);
+  close(fd);
+  if (err) {
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(err));
+    return 2;
+  }
+  return 1;
+}
+
+/* core.review_entry(dir, rel) -> entry | false (not there) | nil, msg. */
+static int l_entry(lua_State *L) {
+  int fd = open_root(L, luaL_checkstring(L, 1));
+  if (fd < 0) return 2;
+  sb_scan_entry e;
+  int err = sb_scan_one(fd, luaL_checkstring(L, 2), &e);
+  close(fd);
+  if (err == ENOENT || err == ENOTDIR) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (err) {
+    lua_pushnil(L);
+    lua_pushstring(L, strerror(err));
+    return 2;
+  }
+  push_entry(L, &e);
+  return 1;
+}
+
 void sb_lua_review_open(lua_State *L) {
-  lua_pushcfunction(L, l_diff);
-  lua_setfield(L, -2, "diff");
+  static const luaL_Reg fns[] = {{"diff", l_diff}, {"review_scan", l_scan}, {"review_entry", l_entry}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
 }

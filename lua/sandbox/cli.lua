@@ -9,14 +9,15 @@ local server = require "sandbox.mcp.server"
 
 local M = {}
 
-local type, pairs, tostring, tonumber, pcall, fmt = type, pairs, tostring, tonumber, pcall, string.format
+local type, pairs, ipairs, next, tostring, tonumber, pcall, fmt =
+  type, pairs, ipairs, next, tostring, tonumber, pcall, string.format
 
 local function err(msg) io.stderr:write("agent-sandbox: ", msg, "\n") end
 
 local MCP_FLAGS = {
   dir = { kind = "value", meta = "DIR", help = "serve this directory (a ContainerSandbox; default: the current directory)" },
   virtual = { kind = "bool", help = "serve an empty in-memory VirtualSandbox instead (files from --config's files)" },
-  overlay = { kind = "value", meta = "DIR", help = "copy-on-write over DIR (needs the OverlaySandbox; not in this version)" },
+  overlay = { kind = "value", meta = "DIR", help = "copy-on-write over DIR: DIR is not written; review and commit with agent-sandbox review (keep the layers with --state-dir)" },
   config = { kind = "value", meta = "FILE", help = "options from a Lua table or a JSON object (flags override it)" },
   approve = { kind = "value", meta = "ask|never|always", choices = { ask = true, never = true, always = true },
               help = "destructive tools: ask the user (MCP elicitation), refuse, or run (default: always)" },
@@ -41,23 +42,36 @@ local function own_help(own)
   return table.concat(rows, "\n")
 end
 
+local REVIEW_FLAGS = {
+  overlay = { kind = "value", meta = "DIR", help = "the overlay's base directory (required)" },
+  ["state-dir"] = { kind = "value", meta = "DIR", help = "its state directory, as given to mcp --state-dir (required)" },
+  commit = { kind = "bool", help = "commit the changes (or the PATHS) into DIR" },
+  discard = { kind = "bool", help = "discard the changes (or the PATHS)" },
+  help = { kind = "bool", help = "this text" },
+}
+
 local USAGE = [[
 usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]
        agent-sandbox run [--dir DIR] [flags] -- CMD ARGS...
-       agent-sandbox help [mcp | run]
+       agent-sandbox review --overlay DIR --state-dir S [--commit | --discard] [PATHS...]
+       agent-sandbox help [mcp | run | review]
 
   mcp   a Model Context Protocol server over stdio: the sandbox's file, search
         and command tools, its files as resources
   run   one command confined as a sandbox's commands are (own namespaces, no
         capabilities, seccomp, Landlock, limits); its exit status is passed
         through (128+N when killed by signal N)
+  review  what an overlay's agent changed (a git diff), and commit or discard it
 ]]
 
 local function help(sub)
   if sub == "mcp" then
     return "usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]\n\n"
-      .. own_help(MCP_FLAGS) .. "\n\nsandbox options (ContainerSandbox; --virtual takes the file options):\n"
-      .. flags.help("container") .. "\n"
+      .. own_help(MCP_FLAGS) .. "\n\nsandbox options (--state-dir only with --overlay; --virtual takes the file options):\n"
+      .. flags.help("overlay") .. "\n"
+  elseif sub == "review" then
+    return "usage: agent-sandbox review --overlay DIR --state-dir S [--commit | --discard] [PATHS...]\n\n"
+      .. own_help(REVIEW_FLAGS) .. "\n"
   elseif sub == "run" then
     return "usage: agent-sandbox run [--dir DIR] [flags] -- CMD ARGS...\n\n" .. own_help(RUN_FLAGS)
       .. "\n\nsandbox options:\n" .. flags.help("container") .. "\n"
@@ -83,6 +97,8 @@ end
 
 local function instructions(kind, where)
   local what = kind == "virtual" and "an in-memory file tree (nothing on the host is touched)"
+    or kind == "overlay" and fmt("a copy-on-write view of %s: changes stay in the sandbox until the user "
+      .. "reviews and commits them; commands cannot reach outside it", where)
     or fmt("the directory %s (a confined container: commands cannot reach outside it)", where)
   return "The tools of this server work in a sandbox: " .. what .. ". Paths are relative to the sandbox root; "
     .. "'..' above it and absolute host paths are refused. The sandbox's files are also listed as resources "
@@ -94,11 +110,7 @@ function M.mcp(argv)
   local cli, opts, rest, kind = flags.parse(argv, MCP_FLAGS, function(c)
     local n = (c.dir and 1 or 0) + (c.virtual and 1 or 0) + (c.overlay and 1 or 0)
     if n > 1 then flags.fail("choose one of --dir, --virtual and --overlay") end
-    if c.overlay then
-      flags.fail("--overlay needs the OverlaySandbox, which this version does not have yet; "
-        .. "use --dir DIR (changes go to DIR) or --virtual")
-    end
-    return c.virtual and "virtual" or "container"
+    return c.virtual and "virtual" or c.overlay and "overlay" or "container"
   end)
   if cli.help then io.stdout:write(help("mcp")) return 0 end
   if #rest > 0 then flags.fail(fmt("mcp takes no command ('%s')", rest[1])) end
@@ -112,6 +124,7 @@ function M.mcp(argv)
   if cli.only then topts.only = cli.only end
   if cli.exclude then topts.exclude = cli.exclude end
   if kind == "container" then opts.base_dir = cli.dir or opts.base_dir or "." end
+  if kind == "overlay" then opts.base_dir = cli.overlay end
   -- the transport first: from here on stdout carries protocol messages only
   local ch = core.channel { stdio = true, signals = { "TERM", "INT", "HUP" } }
   local sb, msg = make(kind, opts)
@@ -180,6 +193,48 @@ function M.run(argv)
   return r.exit_code
 end
 
+--- agent-sandbox review ...: print the changes and their diff; commit or
+--- discard them. Exit 0, 1 when the commit was refused (EAGAIN: the base
+--- changed), 2 for usage errors.
+function M.review(argv)
+  local cli, opts, rest = flags.parse(argv, REVIEW_FLAGS, function() return "overlay" end)
+  if cli.help then io.stdout:write(help("review")) return 0 end
+  if not cli.overlay or not cli["state-dir"] then flags.fail("review needs --overlay DIR and --state-dir S") end
+  if cli.commit and cli.discard then flags.fail("choose one of --commit and --discard") end
+  if next(opts) ~= nil then flags.fail("review takes no sandbox options") end
+  local sb, msg = make("overlay", { base_dir = cli.overlay, state_dir = cli["state-dir"], exec = false })
+  if not sb then
+    err(msg)
+    return 1
+  end
+  local paths = #rest > 0 and rest or nil
+  local status = 0
+  local d, dmsg = sb:diff(paths)
+  if not d then
+    err(dmsg)
+    status = 1
+  elseif cli.commit then
+    local ok, cmsg, _, conflicts = sb:commit(paths)
+    if ok then
+      io.stdout:write(("committed %d change(s) into %s\n"):format(#cmsg, cli.overlay))
+    else
+      err(cmsg)
+      for _, p in ipairs(conflicts or {}) do io.stderr:write("  ", p, "\n") end
+      status = 1
+    end
+  elseif cli.discard then
+    assert(sb:discard(paths))
+    io.stdout:write("discarded\n")
+  else
+    for _, c in ipairs(sb:changes()) do
+      io.stdout:write(("%-8s %s%s\n"):format(c.kind, c.path, c.from and (" (from " .. c.from .. ")") or ""))
+    end
+    io.stdout:write(d)
+  end
+  sb:dispose()
+  return status
+end
+
 --- The whole command line: the exit status.
 function M.main(argv)
   local sub = argv[1]
@@ -188,6 +243,7 @@ function M.main(argv)
   local ok, status = pcall(function()
     if sub == "mcp" then return M.mcp(rest) end
     if sub == "run" then return M.run(rest) end
+    if sub == "review" then return M.review(rest) end
     if sub == "help" or sub == "--help" or sub == "-h" then
       io.stdout:write(help(rest[1]))
       return 0
@@ -196,7 +252,7 @@ function M.main(argv)
       io.stdout:write("agent-sandbox ", sandbox.version, "\n")
       return 0
     end
-    flags.fail(sub and fmt("unknown command '%s' (mcp, run, help)", sub) or "a command is needed")
+    flags.fail(sub and fmt("unknown command '%s' (mcp, run, review, help)", sub) or "a command is needed")
   end)
   if ok then return status end
   if type(status) == "table" and status.usage then

@@ -69,6 +69,22 @@ else
   io.stderr:write("note: openat2 unavailable here; container specs run the fallback resolver only\n")
 end
 
+-- The OverlaySandbox over a base holding the initial tree (the merged view
+-- must behave as one tree). It needs the sandbox's own mount namespace:
+-- not under valgrind, whose run has no confinement (see the Makefile).
+if not os.getenv("SANDBOX_TEST_UNCONFINED") then
+  M.list[#M.list + 1] = {
+    name = "overlay", kind = "overlay",
+    new = function(opts, files)
+      opts = opts or {}
+      local dir = M.tmpdir("overlay")
+      M.populate(dir, files)
+      opts.base_dir = dir
+      return assert(sandbox.overlay(opts))
+    end,
+  }
+end
+
 --- Only the container entries.
 function M.containers()
   local out = {}

@@ -56,6 +56,8 @@ local SPELLING = {
   file_size_limit = { "value", "SIZE", "largest file a command may write" },
   user = { "user", "UID[:GID]", "run commands as this user (root only)" },
   read_paths = { "list", "PATH", "another host path commands may read (repeatable)", flag = "read-path" },
+  -- OverlaySandbox
+  state_dir = { "value", "DIR", "where the overlay keeps its layers and checkpoints (default: temporary)" },
 }
 
 -- Options that are no flag: a function, a tree of files (a Lua --config
@@ -216,8 +218,11 @@ function M.parse(argv, own, pick)
       local all = {}
       for k in pairs(flags) do all[#all + 1] = k end
       for k in pairs(own) do all[#all + 1] = k end
-      local other = M.table(kind == "virtual" and "container" or "virtual")[name]
-      if other then fail(fmt("--%s is not an option of the %s sandbox", name, kind)) end
+      for _, k in ipairs { "container", "overlay", "virtual" } do
+        if k ~= kind and M.table(k)[name] then
+          fail(fmt("--%s is not an option of the %s sandbox (it is one of the %s sandbox)", name, kind, k))
+        end
+      end
       fail(fmt("unknown flag '--%s'%s", name, (options.suggest(name, all):gsub("'([^']+)'%?%)$", "'--%1'?)"))))
     end
     apply(opts, f, name, value, schema)
@@ -227,7 +232,7 @@ end
 
 --- Does --name take no value (a boolean option of some backend)?
 function M.is_bool(name)
-  for _, kind in ipairs { "container", "virtual" } do
+  for _, kind in ipairs { "overlay", "virtual" } do
     local f = M.table(kind)[name]
     if f then return f.kind == "bool" end
   end

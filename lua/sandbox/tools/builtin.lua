@@ -429,8 +429,9 @@ B.process_output = {
     local h, err = proc(ctx, a.id)
     if not h then return nil, err end
     local wait = a.wait_seconds or 0
-    local out, errs = h:read("stdout", wait), h:read("stderr", 0)
-    -- both streams ended: the exit is a moment away, not worth another call
+    local out = h:read("stdout", wait)
+    -- stdout ended: stderr's end is a moment away (one event later), and then the exit
+    local errs = h:read("stderr", out == nil and math.max(wait, 0.2) or 0)
     if out == nil and errs == nil and h:running() then h:wait(math.max(wait, 1)) end
     out, errs = out or "", errs or ""
     local parts = {}
