@@ -98,7 +98,7 @@ function M.attach(sb)
   local dispose = sb.dispose
   local function release(self)
     local s = states[self]
-    if s then
+    if s and not s.closed then
       for _, k in ipairs { "lower", "upperh", "merged", "statedir" } do s[k]:dispose() end
       states[self] = { closed = true }
     end
