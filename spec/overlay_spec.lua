@@ -112,6 +112,16 @@ describe("overlay", function()
                     "renamed source/main.c <- src/main.c", "renamed source/util.c <- src/util.c" }, kinds(sb))
     end)
 
+    it("gives commands no way to the base or to the layers", function()
+      local state = sb.state_dir
+      local out = run(sb, ("for p in %s /proc/1/root%s /proc/self/root%s; do echo x > $p/probe.txt 2>/dev/null; done; "
+        .. "ls %s 2>&1; ls /oldroot 2>&1; true"):format(base, base, base, state))
+      assert.matches("cannot access '" .. state:gsub("%p", "%%%0") .. "': No such file", out)
+      assert.matches("cannot access '/oldroot'", out)
+      assert.equal("x\n", sb:read_file("probe.txt")) -- every way in is the merged view
+      assert.is_nil(sh.read_file(base .. "/probe.txt"))
+    end)
+
     it("keeps the policy on the merged view: rules, extensions, audit, read_only", function()
       sb:dispose()
       local seen = {}
@@ -210,6 +220,20 @@ describe("overlay", function()
       local ok2 = sb:commit { "src/main.c" } -- the other paths still commit
       assert.is_true(ok2)
       hash0 = tree_hash(base)
+    end)
+
+    it("commits no link that leads out of the base, and nothing else with it", function()
+      run(sb, "ln -s /etc/passwd out1; ln -s ../../x src/out2; ln -s main.c src/in; ln -s " .. base .. "/README.md abs_in")
+      assert(sb:write_file("plain.txt", "p"))
+      local ok, msg, code, paths = sb:commit()
+      assert.is_nil(ok)
+      assert.equal("EACCES", code, msg)
+      assert.same({ "abs_in", "out1", "src/out2" }, paths)
+      hash0 = nil
+      assert(sb:discard { "abs_in", "out1", "src/out2" })
+      assert(sb:commit())
+      assert.equal("main.c", sh.lines("readlink " .. base .. "/src/in")[1])
+      assert.equal("p", sh.read_file(base .. "/plain.txt"))
     end)
 
     it("discards chosen changes, or all: the view shows the base again", function()

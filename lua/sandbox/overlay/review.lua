@@ -262,6 +262,25 @@ local function fingerprint(st, path)
   return e and e.type ~= "dir" and e.fingerprint or nil
 end
 
+-- Does a link at path with this text lead out of the base? Judged as the
+-- container judges links: lexically from the link's directory; an absolute
+-- text is refused (it would name the host's tree, not the sandbox's).
+local function leads_out(path, target)
+  if target:sub(1, 1) == "/" then return true end
+  local parts = {}
+  for comp in path:gmatch("[^/]+") do parts[#parts + 1] = comp end
+  parts[#parts] = nil -- the link's own name
+  for comp in target:gmatch("[^/]+") do
+    if comp == ".." then
+      if #parts == 0 then return true end
+      parts[#parts] = nil
+    elseif comp ~= "." then
+      parts[#parts + 1] = comp
+    end
+  end
+  return false
+end
+
 --- sb:commit([paths]) -> true, {paths} | nil, msg, "EAGAIN", {paths where
 --- the base changed}: the changes into base_dir, each file atomically.
 function M.methods.commit(sb, paths)
@@ -272,6 +291,17 @@ function M.methods.commit(sb, paths)
     for _, p in ipairs { c.path, c.from } do
       if fingerprint(st, p) ~= st.snapshot[p] then conflicts[#conflicts + 1] = p end
     end
+  end
+  -- a link a command made may lead anywhere: the base gets none that leads out of it
+  local outward = {}
+  for _, c in ipairs(sel) do
+    if c.upper and c.upper.type == "link" and leads_out(c.path, read_from(st.upperh, c.path, c.upper)) then
+      outward[#outward + 1] = c.path
+    end
+  end
+  if #outward > 0 then
+    return nil, "EACCES: these symbolic links lead out of base_dir, which a commit does not create: "
+      .. concat(outward, ", ") .. " (nothing was committed)", "EACCES", outward
   end
   if #conflicts > 0 then
     sort(conflicts)
