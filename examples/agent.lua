@@ -221,14 +221,14 @@ do
     if os.getenv("DEMO_ASK") then
       out:write("   commit? [y/N] ")
       out:flush()
-      answer = io.read("l") or ""
+      answer = io.read("*l") or ""
     else
       out:write("   commit? [y/N] " .. answer .. "\n")
     end
     if answer:match("^y") then
       local ok, done = assert(sb:commit())
       out:write(("   committed %d change(s); src/greet.lua on disk now says: %s\n"):format(#done,
-        io.open(dir .. "/src/greet.lua"):read("a"):match("'Hello, '[^\n]*")))
+        io.open(dir .. "/src/greet.lua"):read("*a"):match("'Hello, '[^\n]*")))
     else
       sb:discard()
       out:write("   discarded\n")

@@ -142,7 +142,7 @@ end)
 
 describe("agent-sandbox run, the confinement's attack classes as one-liners", function()
   if unconfined then
-    it("is not run here: commands are unconfined under valgrind", function() end)
+    pending("not run here: commands are unconfined under valgrind")
     return
   end
   local root, marker, host_pid, host_limits, hostname
