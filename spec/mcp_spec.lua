@@ -18,7 +18,7 @@ end
 local function project()
   local dir = backends.tmpdir("mcp")
   assert(sh.run(("cd %s && printf '# notes\\n' > notes.md && printf 'a\\0b\\377' > bin.dat "
-    .. "&& echo sp > 'with space.txt'"):format(dir)))
+    .. "&& echo sp > 'with space.txt' && printf '\\351t\\351\\n' > latin1.txt"):format(dir)))
   return dir
 end
 
@@ -128,13 +128,15 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     local r = sdk("resources", dir, "--dir " .. sh.quote(dir) .. " --allow-shell")
     local uris = {}
     for _, e in ipairs(r.list) do uris[#uris + 1] = e.uri end
-    assert.same({ "sandbox:///bin.dat", "sandbox:///notes.md", "sandbox:///with%20space.txt" }, uris)
+    assert.same({ "sandbox:///bin.dat", "sandbox:///latin1.txt", "sandbox:///notes.md", "sandbox:///with%20space.txt" }, uris)
     assert.equal("sandbox:///{+path}", r.templates[1].uriTemplate)
     assert.equal("# notes\n", r.text.text)
     assert.equal("text/markdown", r.text.mimeType)
     assert.equal("YQBi/w==", r.binary.blob) -- a\0b\377
     assert.is_nil(r.binary.text)
     assert.equal("sp\n", r.spaced.text)
+    assert.equal("6XTpCg==", r.latin1.blob) -- invalid UTF-8 without a NUL is still no text
+    assert.is_nil(r.latin1.text)
     assert.equal(-32002, r.missing.error)
     assert.equal(-32602, r.escape.error)
     assert.matches("climbs above", r.escape.message)

@@ -33,14 +33,7 @@ local RUN_FLAGS = {
   help = { kind = "bool", help = "this text" },
 }
 
-local function own_help(own)
-  local rows = {}
-  for name, f in pairs(own) do
-    rows[#rows + 1] = fmt("  %-34s %s", "--" .. name .. (f.meta and (" " .. f.meta) or ""), f.help)
-  end
-  table.sort(rows)
-  return table.concat(rows, "\n")
-end
+local own_help = flags.help -- a subcommand's own flags, as a table
 
 local REVIEW_FLAGS = {
   overlay = { kind = "value", meta = "DIR", help = "the overlay's base directory (required)" },

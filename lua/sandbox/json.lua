@@ -355,6 +355,10 @@ function M.is_null(v)
   return v == nil or v == M.null or type(v) == "userdata"
 end
 
+--- s with every byte that is not well-formed UTF-8 replaced by U+FFFD (s
+--- itself when it is valid: `json.utf8(s) == s` tests validity).
+M.utf8 = valid_utf8
+
 M._own = { encode = own_encode, decode = own_decode } -- for the tests
 
 return M

@@ -143,6 +143,7 @@ scenarios.resources = async () => {
   report.text = await read("sandbox:///notes.md");
   report.binary = await read("sandbox:///bin.dat");
   report.spaced = await read("sandbox:///with%20space.txt");
+  report.latin1 = await read("sandbox:///latin1.txt");
   report.missing = await read("sandbox:///nope.txt");
   report.escape = await read("sandbox:///../../etc/passwd");
   report.foreign = await read("file:///etc/passwd");

@@ -290,10 +290,11 @@ function M.load_config(path, kind)
   return t
 end
 
---- Help lines for the flags of backend `kind`, sorted.
+--- Help lines, sorted, for the flags of backend `kind` (a name) or for a
+--- table of flags {name = {meta =, help =}} (a subcommand's own).
 function M.help(kind)
   local rows = {}
-  for name, f in pairs(M.table(kind)) do
+  for name, f in pairs(type(kind) == "table" and kind or M.table(kind)) do
     local left = "--" .. name .. (f.meta and (" " .. f.meta) or "")
     rows[#rows + 1] = fmt("  %-34s %s", left, f.help)
   end

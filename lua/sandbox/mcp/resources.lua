@@ -52,37 +52,11 @@ local function mime(path, binary)
   return m or (binary and "application/octet-stream" or "text/plain")
 end
 
--- Text a client can show: valid UTF-8 without NUL (the check rg and git use
--- for "binary", plus UTF-8 so a JSON string can carry it unchanged).
-local function valid_utf8(s)
-  local i, n = 1, #s
-  while true do
-    i = s:find("[\128-\255]", i) -- ASCII runs skipped at once
-    if not i then return true end
-    local c, len = byte(s, i)
-    if c >= 194 and c <= 223 then len = 2
-    elseif c >= 224 and c <= 239 then len = 3
-    elseif c >= 240 and c <= 244 then len = 4
-    else return false end
-    if i + len - 1 > n then return false end
-    for j = i + 1, i + len - 1 do
-      local d = byte(s, j)
-      if d < 128 or d > 191 then return false end
-    end
-    local d = byte(s, i + 1) -- overlong forms, surrogates, beyond U+10FFFF
-    if (c == 224 and d < 160) or (c == 237 and d > 159) or (c == 240 and d < 144) or (c == 244 and d > 143) then
-      return false
-    end
-    i = i + len
-  end
-end
-
+-- Text a client can show: no NUL (the check rg and git use for "binary")
+-- and valid UTF-8, so a JSON string carries it unchanged.
 local function is_text(s)
-  if s:find("%z") then return false end
-  if utf8 and utf8.len then return utf8.len(s) ~= nil end
-  return valid_utf8(s)
+  return not s:find("%z") and require("sandbox.json").utf8(s) == s
 end
-M.valid_utf8 = valid_utf8
 
 local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 local ENC = {}

@@ -192,6 +192,14 @@ local function compute(st)
   return out
 end
 
+-- A selector as given (a path or a directory above paths) in its clean form.
+local function clean_selector(p) return (p:gsub("^%./", ""):gsub("/+$", "")) end
+
+-- Does the clean selector p select path (the path itself, or below it)?
+local function selects(p, path)
+  return p == "" or p == "." or path == p or path:sub(1, #p + 1) == p .. "/"
+end
+
 -- The changes `paths` selects: each a path or a directory above changes
 -- (nil: all). An unknown path is an error, not silently nothing.
 local function select_changes(who, st, paths)
@@ -202,8 +210,8 @@ local function select_changes(who, st, paths)
   local out, used = {}, {}
   for _, c in ipairs(all) do
     for _, p in ipairs(list) do
-      p = p:gsub("^%./", ""):gsub("/+$", "")
-      if c.path == p or c.from == p or c.path:sub(1, #p + 1) == p .. "/" or p == "" or p == "." then
+      p = clean_selector(p)
+      if selects(p, c.path) or c.from == p then
         out[#out + 1] = c
         used[p] = true
         break
@@ -211,8 +219,7 @@ local function select_changes(who, st, paths)
     end
   end
   for _, p in ipairs(list) do
-    local q = p:gsub("^%./", ""):gsub("/+$", "")
-    if not used[q] then return nil, fmt("ENOENT: %s has no change to select", p), "ENOENT" end
+    if not used[clean_selector(p)] then return nil, fmt("ENOENT: %s has no change to select", p), "ENOENT" end
   end
   return out
 end
@@ -385,8 +392,7 @@ function M.methods.discard(sb, paths)
     if e.type == "dir" and not under and not core.review_entry(st.base, e.path) then
       local chosen = paths == nil
       for _, p in ipairs(paths or {}) do
-        p = p:gsub("^%./", ""):gsub("/+$", "")
-        if p == "" or p == "." or e.path == p or e.path:sub(1, #p + 1) == p .. "/" then chosen = true end
+        if selects(clean_selector(p), e.path) then chosen = true end
       end
       if chosen then
         drop(st, e.path)
