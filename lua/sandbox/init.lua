@@ -41,7 +41,7 @@ local M = {
   --- Parse a size such as 512, "64KB", "1.5GiB" into bytes (nil, msg if bad).
   parse_size = options.parse_size,
   --- diff(old, new, {path =, context =}): one file's unified diff in git's format.
-  diff = require("sandbox.diff").diff,
+  diff = function(...) return require("sandbox.diff").diff(...) end, -- loaded when first used
 }
 
 -- sandbox.virtual(opts), sandbox.container(opts), ...: see each module.
