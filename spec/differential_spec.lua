@@ -26,13 +26,16 @@ end
 
 -- One OverlaySandbox for every sequence (an overlay costs a namespace):
 -- emptied through its merged view between sequences, as the containers are.
-local function overlay()
+-- The kernel's overlayfs, or (userspace) the file operations over the
+-- layers where it cannot be mounted.
+local function overlay(userspace)
   local sb
   return {
-    name = "overlay",
+    name = userspace and "overlay (userspace)" or "overlay",
     new = function()
-      sb = sb or assert(sandbox.overlay { base_dir = backends.tmpdir("diff-overlay"), exec = false,
-                                          allow_escaping_links = true })
+      sb = sb or assert(sandbox.overlay { base_dir = backends.tmpdir(userspace and "diff-ovu" or "diff-overlay"),
+                                          exec = false, allow_escaping_links = true,
+                                          confine = userspace and { namespaces = false } or nil })
       return sb
     end,
     done = function(s)
@@ -42,7 +45,65 @@ local function overlay()
   }
 end
 
+-- A tree in the base, for sequences that meet base entries: copy-ups,
+-- whiteouts, opaque directories, renames of base directories.
+local TREE = {
+  { "mkdir", "a" }, { "mkdir", "a/b" }, { "write", "a/b/c", "abc\n" }, { "write", "a/d.txt", "d z\n" },
+  { "write", "b", "bee" }, { "mkdir", "c" }, { "mkdir", "c/a" }, { "write", "c/a/x y", "1" },
+  { "symlink", "a/b", "e.lua" }, { "symlink", "a/", "A" }, { "symlink", "nope", "c/d.txt" },
+}
+
+local function plant(sb)
+  for _, t in ipairs(TREE) do
+    if t[1] == "mkdir" then assert(sb:mkdir(t[2]))
+    elseif t[1] == "write" then assert(sb:write_file(t[2], t[3]))
+    else assert(sb:symlink(t[2], t[3])) end
+  end
+  return sb
+end
+
+local function planted_dir(name)
+  local dir = backends.tmpdir(name)
+  local sb = assert(sandbox.container { base_dir = dir, exec = false })
+  plant(sb):dispose()
+  return dir
+end
+
 describe("differential testing", function()
+  it("random sequences over a tree in the base agree on the container and both overlays", function()
+    local n = math.max(1, math.floor(N / 10))
+    local function fresh(name, make)
+      return { name = name, new = make, done = function(sb) sb:dispose() end }
+    end
+    local factories = {
+      fresh("virtual", function()
+        return plant(sandbox.virtual { cwd = "/sandbox", allow_escaping_links = true })
+      end),
+      fresh("container (fallback)", function()
+        return assert(sandbox.container { base_dir = planted_dir("difft-c"), resolver = "fallback", exec = false,
+                                          allow_escaping_links = true })
+      end),
+      fresh("overlay (userspace)", function()
+        return assert(sandbox.overlay { base_dir = planted_dir("difft-ovu"), exec = false, allow_escaping_links = true,
+                                        confine = { namespaces = false } })
+      end),
+    }
+    if not os.getenv("SANDBOX_TEST_UNCONFINED") then
+      factories[#factories + 1] = fresh("overlay", function()
+        return assert(sandbox.overlay { base_dir = planted_dir("difft-ov"), exec = false, allow_escaping_links = true })
+      end)
+    end
+    for seed = SEED, SEED + n - 1 do
+      local ops = diff.gen_sequence(seed, LEN)
+      local bad = diff.run(factories, ops)
+      if bad then
+        local small, sbad = diff.shrink(factories, ops)
+        error(diff.report(factories, seed, small, sbad), 0)
+      end
+    end
+    io.write(("\n  differential over a base tree: %d sequences, %d backends, no divergence"):format(n, #factories))
+  end)
+
   it(("%d random sequences agree on every backend (seeds %d..%d)"):format(N, SEED, SEED + N - 1), function()
     local factories = { {
       name = "virtual",
@@ -53,6 +114,8 @@ describe("differential testing", function()
     factories[#factories + 1] = container("fallback")
     local ov = not os.getenv("SANDBOX_TEST_UNCONFINED") and overlay() -- valgrind's run has no namespaces
     if ov then factories[#factories + 1] = ov end
+    local ovu = overlay(true)
+    factories[#factories + 1] = ovu
     local ops_run = 0
     for seed = SEED, SEED + N - 1 do
       local ops = diff.gen_sequence(seed, LEN)
@@ -64,6 +127,7 @@ describe("differential testing", function()
       ops_run = ops_run + #ops
     end
     if ov then ov.close() end
+    ovu.close()
     io.write(("\n  differential: %d sequences, %d operations, %d backends, no divergence"):format(
       N, ops_run, #factories))
   end)

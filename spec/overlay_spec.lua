@@ -43,6 +43,13 @@ local function kinds(sb)
   return t
 end
 
+local function names(sb, dir)
+  local t = {}
+  for _, e in ipairs(assert(sb:readdir(dir))) do t[#t + 1] = e.name end
+  table.sort(t)
+  return t
+end
+
 describe("overlay", function()
   local base, hash0, sb
   before_each(function()
@@ -396,15 +403,60 @@ describe("overlay", function()
       sb = nil -- and the base is untouched: no directory was made in it (checked after each spec)
     end)
 
-    it("fails closed where the overlay cannot be mounted: ENOTSUP naming why", function()
+    it("where the kernel cannot mount it, works over the layers in userspace, in the kernel's format; commands fail closed", function()
       sb:dispose()
-      for _, opts in ipairs { { confine = false }, { confine = { namespaces = false } } } do
-        opts.base_dir = base
-        local s2, msg, code = sandbox.overlay(opts)
-        assert.is_nil(s2)
+      local state = backends.tmpdir("ovuser")
+      for i, confine in ipairs { false, { namespaces = false } } do
+        local u = assert(sandbox.overlay { base_dir = base, state_dir = state, confine = confine })
+        assert.equal("userspace", u.overlay_view)
+        assert.matches("own mount namespace", u.overlay_why)
+        local r, msg, code = u:exec("true")
+        assert.is_nil(r)
         assert.equal("ENOTSUP", code)
-        assert.matches("own mount namespace", msg)
+        assert.matches("mount namespace", msg)
+        if i == 1 then
+          assert(u:write_file("src/main.c", "int main(void) { return 7; }\n", { overwrite = true }))
+          assert(u:remove("docs", { recursive = true }))
+          assert(u:mkdir("docs"))
+          assert(u:write_file("docs/c.md", "gamma\n"))
+          assert(u:rename("src", "lib"))
+          assert(u:remove("data.bin"))
+          assert(u:symlink("lib/main.c", "main.c"))
+        end
+        assert.same({ "c.md" }, names(u, "docs"))
+        assert.equal("int main(void) { return 7; }\n", u:read_file("main.c"))
+        assert.same({ "deleted data.bin", "deleted docs/a.md", "deleted docs/b.md", "added docs/c.md", "added lib/main.c",
+                      "renamed lib/util.c <- src/util.c", "added main.c", "deleted src/main.c" }, kinds(u))
+        u:dispose()
       end
+      -- the kernel's overlayfs over the same state directory shows the same tree
+      local k = assert(sandbox.overlay { base_dir = base, state_dir = state, allow_shell = true })
+      assert.equal("kernel", k.overlay_view)
+      assert.same({ "c.md" }, names(k, "docs"))
+      assert.equal("c.md\n", run(k, "ls docs"))
+      assert.equal("README.md\ndocs\nempty\nlib\nmain.c\n", run(k, "ls"))
+      assert.equal("int main(void) { return 7; }\n", run(k, "cat main.c"))
+      sb = k -- disposed after the spec; the base is checked untouched
+    end)
+
+    it("a seccomp filter that refuses every namespace leaves the userspace overlay, and exec says why", function()
+      sb:dispose()
+      local lua = ([[%s/test/no_ns all %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        local sb = assert(s.overlay { base_dir = "%s" })
+        assert(sb:write_file("new.txt", "n"))
+        local r, msg, code = sb:exec("true")
+        assert(sb:read_file("new.txt") == "n" and sb:read_file("README.md"):match("^# project"))
+        print(sb.overlay_view, code)
+        print(msg)
+        sb:dispose()']]):format(sh.build, sh.lua(), sh.build, base)
+      local ok, out = sh.run(("cd %s && %s"):format(sh.quote(os.getenv("PWD") or "."), lua))
+      assert(ok, out)
+      local first, second = out:match("^([^\n]*)\n([^\n]*)")
+      assert.equal("userspace\tENOTSUP", first)
+      assert.matches("namespace", second)
       sb = nil
     end)
   end)

@@ -200,7 +200,11 @@ for _, be in ipairs(backends.list) do
       end)
     end)
 
-    if be.kind ~= "virtual" then
+    if be.commands == false then
+      it("run_command fails closed where commands cannot run, saying why", function()
+        bad(t.run_command.execute { command = { "true" } }, "mount namespace")
+      end)
+    elseif be.kind ~= "virtual" then
       describe("commands", function()
         local function run(args) return t.run_command.execute(args) end
 

@@ -145,7 +145,7 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     layer(c, "mount_view", false, why);
     if (o->overlay) {
       snprintf(c->why, sizeof c->why, "overlay: the merged view is mounted in the sandbox's own mount "
-               "namespace, which %s turns off; an OverlaySandbox needs confine = true with namespaces", why);
+               "namespace, which %s turns off", why);
       c->refuse = true;
       return;
     }

@@ -39,6 +39,7 @@ typedef struct sb_dirent {
   size_t namelen;
   int type;
   uint64_t size;
+  int layer; /* which of the backend's trees holds it (the backend's own use) */
 } sb_dirent;
 
 /* Entries of one directory; names borrow backend memory until the next

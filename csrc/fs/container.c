@@ -14,8 +14,8 @@
 #include "fs/dirlist.h"
 #include "fs/tree.h"
 #include "fs/resolver.h"
+#include "fs/rooted.h"
 
-#define TMP_PREFIX ".fs-tmp-"
 #define WALK_DEPTH_MAX 256
 
 /* A tree reads may come from: [0] is base_dir, then the read roots. */
@@ -30,7 +30,7 @@ typedef struct container {
   bool can_write;
   uint64_t max_disk, disk_used;
   bool disk_dirty;
-  uint64_t tmp_seed, tmp_count; /* temporary names without a syscall each */
+  sb_tmpnames tmp;
   int *ro_fds; /* the read roots' fds, for commands */
   int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */
 } container;
@@ -39,27 +39,7 @@ typedef struct container {
 
 /* ---- errors ------------------------------------------------------------- */
 
-static sb_code fail_neg(sb_err *e, int neg) {
-  switch (-neg) {
-  case EXDEV: return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
-  case ENXIO: case ENODEV: return sb_fail(e, SB_ENOTSUP, "not a regular file");
-  case EMFILE: case ENFILE: return sb_fail(e, SB_EIO, "too many open files");
-  default: return sb_fail_errno(e, -neg);
-  }
-}
-
-static sb_code fail_errno_now(sb_err *e) { return fail_neg(e, -errno); }
-
-static sb_code type_error(const struct stat *st, sb_err *e) {
-  if (S_ISDIR(st->st_mode)) return sb_fail(e, SB_EISDIR, NULL);
-  return sb_fail(e, SB_ENOTSUP, "not a regular file (a FIFO, socket or device)");
-}
-
 /* ---- helpers ------------------------------------------------------------ */
-
-static bool is_tmp(const char *name) {
-  return strncmp(name, TMP_PREFIX, sizeof TMP_PREFIX - 1) == 0;
-}
 
 /* Bytes of buf naming the first k components. */
 static size_t prefix_len(const sb_path *p, unsigned k) {
@@ -75,19 +55,16 @@ static const char *last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
   return out;
 }
 
-static bool policy_active(const sb_policy *pol) {
-  return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
-}
 
 /* Rules and extensions apply to where a path really leads: a symlink made
  * by a command must not route around them. Check the object's real
  * root-relative path (dirfd + optional name). */
 static sb_code recheck(sb_fs *fs, const layer *v, int fd, const char *name,
                        sb_access acc, int kind, sb_err *e) {
-  if (!policy_active(fs->policy)) return SB_OK;
+  if (!sb_rt_policy_active(fs->policy)) return SB_OK;
   char rel[2 * SB_PATH_MAX + 2];
   long n = sb_resolve_relpath(&v->res, fd, rel, sizeof rel - SB_NAME_MAX - 2);
-  if (n < 0) return n == -EXDEV ? fail_neg(e, (int)n) : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
+  if (n < 0) return n == -EXDEV ? sb_rt_fail(e, (int)n) : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
   size_t len = (size_t)n;
   if (name) {
     if (len) rel[len++] = '/';
@@ -99,69 +76,6 @@ static sb_code recheck(sb_fs *fs, const layer *v, int fd, const char *name,
   return sb_policy_check(fs->policy, acc, rel, len, kind, e);
 }
 
-/* Read an open regular file of about size_hint bytes: into memory the
- * sink gives when it is big enough (one copy: straight from the kernel into
- * the caller's buffer), else, or when it turns out to have grown, into
- * fs->scratch (NUL-terminated). */
-static sb_code read_fd(sb_fs *fs, int fd, uint64_t size_hint, const sb_sink *sink, sb_bytes *out, sb_err *e) {
-  sb_buf *b = &fs->scratch;
-  uint64_t max = fs->policy->max_read_bytes;
-  b->len = 0;
-  if (sink && size_hint >= SB_SINK_MIN && size_hint <= max) {
-    size_t n = (size_t)size_hint, got = 0;
-    char *d = sink->reserve(sink->ud, n);
-    while (d && got < n) {
-      ssize_t r = read(fd, d + got, n - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return fail_errno_now(e);
-      if (r == 0) break; /* shrank meanwhile: what is there */
-      got += (size_t)r;
-    }
-    char probe;
-    ssize_t more = 0;
-    while (d && got == n && (more = read(fd, &probe, 1)) < 0 && errno == EINTR) {}
-    if (d && more <= 0) {
-      if (more < 0) return fail_errno_now(e);
-      out->p = d;
-      out->len = got;
-      return SB_OK;
-    }
-    if (d) { /* it grew: go on in the scratch buffer */
-      if (sb_buf_reserve(&fs->mem, b, got + 4097) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
-      memcpy(b->p, d, got);
-      b->p[got] = probe;
-      b->len = got + 1;
-    }
-  }
-  if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
-    return sb_fail(e, SB_ENOSPC, "out of memory");
-  for (;;) {
-    if (b->len > max) return sb_policy_read_size(fs->policy, b->len, e); /* grew while read */
-    if (b->cap - b->len < 2 && sb_buf_reserve(&fs->mem, b, b->len + 4096 > max + 2 ? 2 : 4096) != 0)
-      return sb_fail(e, SB_ENOSPC, "out of memory");
-    ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail_errno_now(e);
-    }
-    if (n == 0) break;
-    b->len += (size_t)n;
-  }
-  b->p[b->len] = '\0';
-  out->p = b->p;
-  out->len = b->len;
-  return SB_OK;
-}
-
-static void fill_stat(const struct stat *st, sb_stat *out) {
-  out->type = S_ISREG(st->st_mode) ? SB_T_FILE : S_ISDIR(st->st_mode) ? SB_T_DIR
-            : S_ISLNK(st->st_mode) ? SB_T_SYMLINK : SB_T_OTHER;
-  /* a link's size is the length of its text, as lstat says */
-  out->size = S_ISREG(st->st_mode) || S_ISLNK(st->st_mode) ? (uint64_t)st->st_size : 0;
-  out->mtime = (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9;
-  out->mode = st->st_mode & 07777;
-}
-
 /* Open the directory of components [0, upto), creating missing ones when
  * `create` (libpathrs mkdir_all: tolerate races, never create after a
  * missing component followed by ".."). Returns an O_PATH fd or -1. */
@@ -169,7 +83,7 @@ static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool 
   int fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, upto));
   if (fd >= 0) return fd;
   if (fd != -ENOENT || !create) {
-    fail_neg(e, fd);
+    sb_rt_fail(e, fd);
     return -1;
   }
   unsigned k = upto; /* find the deepest existing ancestor */
@@ -177,12 +91,12 @@ static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool 
     fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, --k));
     if (fd >= 0) break;
     if (fd != -ENOENT) {
-      fail_neg(e, fd);
+      sb_rt_fail(e, fd);
       return -1;
     }
   }
   if (fd < 0) {
-    fail_neg(e, fd);
+    sb_rt_fail(e, fd);
     return -1;
   }
   for (unsigned i = k; i < upto; i++) { /* check before creating anything */
@@ -201,7 +115,7 @@ static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool 
     memcpy(name, c, n);
     name[n] = '\0';
     if (mkdirat(fd, name, 0755) != 0 && errno != EEXIST) {
-      fail_errno_now(e);
+      sb_rt_fail_errno(e);
       close(fd);
       return -1;
     }
@@ -209,7 +123,7 @@ static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool 
     /* re-resolve from the root: whatever raced in is judged by the resolver */
     fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, i + 1));
     if (fd < 0) {
-      fail_neg(e, fd);
+      sb_rt_fail(e, fd);
       return -1;
     }
   }
@@ -285,12 +199,12 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, const 
                            sb_bytes *out, sb_err *e) {
   struct stat st;
   sb_code c = SB_OK;
-  if (fstat(fd, &st) != 0) c = fail_errno_now(e);
-  else if (!S_ISREG(st.st_mode)) c = type_error(&st, e);
+  if (fstat(fd, &st) != 0) c = sb_rt_fail_errno(e);
+  else if (!S_ISREG(st.st_mode)) c = sb_rt_type_error(&st, e);
   else if (!v->content) c = sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
   else if ((!rules || (c = recheck(fs, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) &&
            (c = sb_policy_read_size(fs->policy, (uint64_t)st.st_size, e)) == SB_OK)
-    c = read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
+    c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
   close(fd);
   return c;
 }
@@ -312,7 +226,7 @@ typedef struct read_ud {
 static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *ud, sb_err *e) {
   read_ud *u = ud;
   int fd = open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
-  if (fd < 0) return fail_neg(e, fd);
+  if (fd < 0) return sb_rt_fail(e, fd);
   return read_opened(fs, v, fd, true, u->sink, u->out, e);
 }
 
@@ -324,8 +238,8 @@ typedef struct stat_ud {
 static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
   stat_ud *u = out;
   int fd = open_in(v, p, O_PATH, u->follow);
-  if (fd < 0) return fail_neg(e, fd);
-  sb_code c = fstat(fd, &u->st) == 0 ? SB_OK : fail_errno_now(e);
+  if (fd < 0) return sb_rt_fail(e, fd);
+  sb_code c = fstat(fd, &u->st) == 0 ? SB_OK : sb_rt_fail_errno(e);
   if (c == SB_OK) c = recheck(fs, v, fd, NULL, SB_ACC_LIST,
                               S_ISDIR(u->st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   close(fd);
@@ -356,7 +270,7 @@ static sb_code ct_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_b
 static sb_code ct_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
   stat_ud u = {.follow = follow};
   sb_code c = first_layer(fs, p, stat_in, &u, e);
-  if (c == SB_OK) fill_stat(&u.st, out);
+  if (c == SB_OK) sb_rt_fill_stat(&u.st, out);
   return c;
 }
 
@@ -368,10 +282,10 @@ static sb_code realpath_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   bool follow = *(bool *)out;
   bool whole = follow || p->ncomp == 0 || sb_path_names_no_entry(p);
   int fd = whole ? open_in(v, p, O_PATH, true) : open_dir_chain(v, p, p->ncomp - 1, false, e);
-  if (fd < 0) return whole ? fail_neg(e, fd) : e->code;
+  if (fd < 0) return whole ? sb_rt_fail(e, fd) : e->code;
   long n = sb_resolve_relpath(&v->res, fd, b->p, 2 * SB_PATH_MAX + 2 - SB_NAME_MAX - 2);
   close(fd);
-  if (n < 0) return fail_neg(e, (int)n);
+  if (n < 0) return sb_rt_fail(e, (int)n);
   if (!whole) { /* the parent's real path, and the name */
     size_t nl;
     const char *name = sb_path_comp(p, p->ncomp - 1, &nl);
@@ -405,7 +319,7 @@ static sb_code readlink_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   b->len = 0;
   if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail(e, SB_ENOSPC, "out of memory");
   ssize_t n = c == SB_OK ? readlinkat(dirfd, name, b->p, SB_PATH_MAX + 1) : -1;
-  if (c == SB_OK && n < 0) c = errno == EINVAL ? sb_fail(e, SB_EINVAL, "not a symbolic link") : fail_errno_now(e);
+  if (c == SB_OK && n < 0) c = errno == EINVAL ? sb_fail(e, SB_EINVAL, "not a symbolic link") : sb_rt_fail_errno(e);
   else if (c == SB_OK && n > SB_PATH_MAX) c = sb_fail(e, SB_ENAMETOOLONG, "link target too long");
   else if (c == SB_OK && p->must_dir) c = sb_fail(e, SB_EINVAL, "not a symbolic link"); /* "link/" is its target */
   if (c == SB_OK) c = recheck(fs, v, dirfd, name, SB_ACC_LIST, SB_KIND_FILE, e);
@@ -423,55 +337,6 @@ static sb_code ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
     out->p = fs->scratch.p;
     out->len = fs->scratch.len;
   }
-  return c;
-}
-
-/* List one directory fd into dl (names in dl->names, fixed up by caller). */
-/* One entry of a listing (names "." and ".." and our temporary files
- * left out); false on out of memory. */
-static bool list_entry(sb_fs *fs, int dirfd, const char *nm, unsigned char dtype, sb_dirlist *dl,
-                       bool sizes) {
-  if ((nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) || is_tmp(nm)) return true;
-  sb_dirent ent = {.namelen = strlen(nm), .type = SB_T_DIR, .size = 0};
-  if (!sizes && (dtype == DT_REG || dtype == DT_LNK)) {
-    ent.type = dtype == DT_REG ? SB_T_FILE : SB_T_SYMLINK;
-  } else if (dtype != DT_DIR) {
-    struct stat st;
-    if (fstatat(dirfd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) return true; /* vanished */
-    sb_stat s;
-    fill_stat(&st, &s);
-    ent.type = s.type;
-    ent.size = s.size;
-  }
-  ent.name_off = dl->names.len; /* the arena may still move */
-  return sb_buf_append(&fs->mem, &dl->names, nm, ent.namelen + 1) == 0 &&
-         sb_dirlist_push(&fs->mem, dl, &ent) == 0;
-}
-
-/* The entries of dirfd; with `sizes` every non-directory is stat'ed (else
- * the type comes from d_type where the file system gives it). A `readable`
- * dirfd (opened O_RDONLY, at its start) is read as it is; an O_PATH one is
- * opened again. getdents64 directly: no DIR, no fcntl, no fstat. */
-static sb_code list_fd(sb_fs *fs, int dirfd, sb_dirlist *dl, bool sizes, bool readable, sb_err *e) {
-  int lfd = readable ? dirfd : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lfd < 0) return fail_errno_now(e);
-  sb_code c = SB_OK;
-  char buf[16384] __attribute__((aligned(8)));
-  for (;;) {
-    ssize_t n = getdents64(lfd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n < 0) c = fail_errno_now(e);
-      break;
-    }
-    for (ssize_t off = 0; off < n && c == SB_OK;) {
-      struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
-      if (!list_entry(fs, dirfd, de->d_name, de->d_type, dl, sizes)) c = sb_fail(e, SB_ENOSPC, "out of memory");
-      off += de->d_reclen;
-    }
-    if (c != SB_OK) break;
-  }
-  if (!readable) close(lfd);
   return c;
 }
 
@@ -506,9 +371,9 @@ static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   list_ud *u = ud;
   layer *v = &CT(fs)->layers[i];
   int fd = open_in(v, u->p, O_PATH | O_DIRECTORY, true);
-  if (fd < 0) return fail_neg(e, fd);
+  if (fd < 0) return sb_rt_fail(e, fd);
   sb_code c = recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
-  if (c == SB_OK) c = list_fd(fs, fd, u->dl, true, false, e);
+  if (c == SB_OK) c = sb_rt_list(fs, fd, u->dl, SB_RT_SIZES, e);
   close(fd);
   return c;
 }
@@ -526,55 +391,15 @@ static sb_code ct_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e
 
 /* ---- write side --------------------------------------------------------- */
 
-/* splitmix64: tmp names that are unpredictable from outside (seeded once
- * from getrandom) without a system call per write. */
-static uint64_t next_tmp(container *ct) {
-  uint64_t z = ct->tmp_seed + ++ct->tmp_count * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* Creates the temporary file, writes, syncs and gives it mode 0644; the fd
- * stays open (*fdout) so its mode can still be changed without a lookup.
- * On failure nothing is left behind. */
-static sb_code write_tmp(container *ct, int dirfd, char tmp[32], const char *data, size_t len,
-                         int *fdout, sb_err *e) {
-  int fd = -1;
-  for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-    snprintf(tmp, 32, TMP_PREFIX "%016llx", (unsigned long long)next_tmp(ct));
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) return fail_errno_now(e);
-  }
-  if (fd < 0) return sb_fail(e, SB_EIO, "cannot create a temporary file");
-  sb_code c = SB_OK;
-  for (size_t off = 0; off < len && c == SB_OK;) {
-    ssize_t n = write(fd, data + off, len - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) c = fail_errno_now(e);
-    else off += (size_t)n;
-  }
-  /* durable before visible: a crash leaves the old or the new file, whole */
-  if (c == SB_OK && fsync(fd) != 0) c = fail_errno_now(e);
-  if (c == SB_OK && fchmod(fd, 0644) != 0) c = fail_errno_now(e);
-  if (c != SB_OK) {
-    unlinkat(dirfd, tmp, 0);
-    close(fd);
-    return c;
-  }
-  *fdout = fd;
-  return SB_OK;
-}
-
 /* What stands at the target decides whether and how it is replaced. */
 static sb_code check_target(sb_fs *fs, int dirfd, const char *name, size_t len,
                             const sb_write_opts *o, struct stat *st, bool *exists, sb_err *e) {
   *exists = fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
-  if (!*exists && errno != ENOENT) return fail_errno_now(e);
+  if (!*exists && errno != ENOENT) return sb_rt_fail_errno(e);
   if (*exists && S_ISDIR(st->st_mode)) return sb_fail(e, SB_EISDIR, NULL);
   if (*exists && S_ISLNK(st->st_mode))
     return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
-  if (*exists && !S_ISREG(st->st_mode)) return type_error(st, e);
+  if (*exists && !S_ISREG(st->st_mode)) return sb_rt_type_error(st, e);
   if (*exists && !o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
   return disk_check(fs, (int64_t)len - (*exists ? (int64_t)st->st_size : 0), e);
 }
@@ -599,7 +424,7 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   c = recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
   if (c == SB_OK && ct->max_disk != SB_UNLIMITED)
     c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
-  if (c == SB_OK) c = write_tmp(ct, dirfd, tmp, data, len, &tfd, e);
+  if (c == SB_OK) c = sb_rt_write_tmp(&ct->tmp, dirfd, tmp, data, len, &tfd, e);
   if (c == SB_OK && !exists) {
     placed = renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0;
     if (placed) {
@@ -609,14 +434,14 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
       c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
       if (c == SB_OK && !exists && !plain) c = sb_fail(e, SB_EAGAIN, "the target changed during the write");
     } else {
-      c = fail_errno_now(e);
+      c = sb_rt_fail_errno(e);
     }
   }
   if (c == SB_OK && !placed) { /* a regular file that may be overwritten (or none, plain) */
     if ((st.st_mode & 07777) != 0644 && fchmod(tfd, st.st_mode & 07777) != 0)
-      c = fail_errno_now(e);
+      c = sb_rt_fail_errno(e);
     else if (renameat(dirfd, tmp, dirfd, name) != 0)
-      c = fail_errno_now(e);
+      c = sb_rt_fail_errno(e);
     else
       disk_apply(ct, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
   }
@@ -640,7 +465,7 @@ static sb_code ct_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
         S_ISDIR(st.st_mode))
       c = SB_OK;
     else
-      c = fail_errno_now(e);
+      c = sb_rt_fail_errno(e);
   }
   close(dirfd);
   return c;
@@ -652,7 +477,7 @@ static sb_code ct_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   int dirfd = open_final(fs, p, false, name, e);
   if (dirfd < 0) return e->code;
   long n = sb_resolve_relpath(&v->res, dirfd, dir, sizeof dir);
-  sb_code c = n < 0 ? fail_neg(e, (int)n) : recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
+  sb_code c = n < 0 ? sb_rt_fail(e, (int)n) : recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
   if (c == SB_OK) c = sb_policy_link(fs->policy, dir, (size_t)n, target, tlen, e);
   if (c == SB_OK) {
     memcpy(text, target, tlen);
@@ -661,7 +486,7 @@ static sb_code ct_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
     if (p->must_dir) /* "new/": a link cannot be a directory, as the kernel says */
       c = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? sb_fail(e, SB_EEXIST, NULL) : sb_fail(e, SB_ENOENT, NULL);
     else if (symlinkat(text, dirfd, name) != 0)
-      c = fail_errno_now(e);
+      c = sb_rt_fail_errno(e);
   }
   close(dirfd);
   return c;
@@ -676,8 +501,8 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   if (dirfd < 0) return e->code;
   /* Without rules or a disk quota a file needs no stat first: unlink it, and
    * only a directory (EISDIR) takes the long way. */
-  if (!policy_active(fs->policy) && ct->max_disk == SB_UNLIMITED && !p->must_dir) {
-    c = unlinkat(dirfd, name, 0) == 0 ? SB_OK : errno == EISDIR ? SB_EISDIR : fail_errno_now(e);
+  if (!sb_rt_policy_active(fs->policy) && ct->max_disk == SB_UNLIMITED && !p->must_dir) {
+    c = unlinkat(dirfd, name, 0) == 0 ? SB_OK : errno == EISDIR ? SB_EISDIR : sb_rt_fail_errno(e);
     if (c != SB_EISDIR) {
       close(dirfd);
       return c;
@@ -686,7 +511,7 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   }
   struct stat st;
   uint64_t freed = 0;
-  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) c = fail_errno_now(e);
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) c = sb_rt_fail_errno(e);
   else if (p->must_dir && !S_ISDIR(st.st_mode)) c = sb_fail(e, SB_ENOTDIR, NULL);
   else c = recheck(fs, v, dirfd, name, SB_ACC_MODIFY,
                    S_ISDIR(st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
@@ -697,13 +522,13 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
       else if (errno == ENOTEMPTY || errno == EEXIST) {
         int err = sb_tree_remove(dirfd, name, &freed);
         if (err) c = err == ELOOP ? sb_fail(e, SB_EIO, "directory tree too deep to remove")
-                                  : fail_neg(e, -err);
+                                  : sb_rt_fail(e, -err);
       } else {
-        c = fail_errno_now(e);
+        c = sb_rt_fail_errno(e);
       }
     }
   } else if (c == SB_OK) {
-    if (unlinkat(dirfd, name, 0) != 0) c = fail_errno_now(e);
+    if (unlinkat(dirfd, name, 0) != 0) c = sb_rt_fail_errno(e);
     else if (S_ISREG(st.st_mode)) freed = (uint64_t)st.st_size;
   }
   disk_apply(ct, -(int64_t)freed);
@@ -746,10 +571,10 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   }
   struct stat s1, s2, d1, d2;
   bool dst = false;
-  if (fstatat(fd1, n1, &s1, AT_SYMLINK_NOFOLLOW) != 0) c = fail_errno_now(e);
+  if (fstatat(fd1, n1, &s1, AT_SYMLINK_NOFOLLOW) != 0) c = sb_rt_fail_errno(e);
   else if (from->must_dir && !S_ISDIR(s1.st_mode)) c = sb_fail(e, SB_ENOTDIR, NULL);
   else if (to->must_dir && !S_ISDIR(s1.st_mode)) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else if (fstat(fd1, &d1) != 0 || fstat(fd2, &d2) != 0) c = fail_errno_now(e);
+  else if (fstat(fd1, &d1) != 0 || fstat(fd2, &d2) != 0) c = sb_rt_fail_errno(e);
   else {
     int kind = S_ISDIR(s1.st_mode) ? SB_KIND_DIR : SB_KIND_FILE;
     c = recheck(fs, v, fd1, n1, SB_ACC_MODIFY, kind, e);
@@ -767,7 +592,7 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
     if (r != 0) {
       if (errno == EINVAL) c = sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
       else if (errno == EEXIST && overwrite) c = sb_fail(e, SB_ENOTEMPTY, NULL);
-      else c = fail_errno_now(e);
+      else c = sb_rt_fail_errno(e);
     } else if (dst && S_ISREG(s2.st_mode)) {
       disk_apply(ct, -(int64_t)s2.st_size);
     }
@@ -813,27 +638,15 @@ static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth
   container *ct = CT(w->fs);
   if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
-  if (list_fd(w->fs, dirfd, &lv, w->flags & SB_WALK_SIZES, readable, w->e) != SB_OK) {
-    sb_dirlist_free(&w->fs->mem, &lv);
-    if (w->e->code == SB_ENOSPC) return SB_WALK_STOP;
-    w->e->code = SB_OK; /* an unreadable directory: nothing to visit */
-    return SB_WALK_CONTINUE;
-  }
-  sb_dirlist_fix_names(&lv, 0);
-  sb_dirlist_sort(&lv);
-  int r = SB_WALK_CONTINUE;
-  if (w->flags & SB_WALK_ENTER) {
-    sb_dirent enter = {.type = SB_T_ENTER};
-    w->rel[rlen] = '\0';
-    if (w->fn(w->ud, w->rel, rlen, &enter, &lv) == SB_WALK_STOP) r = SB_WALK_STOP;
-  }
+  sb_code listed = sb_rt_list(w->fs, dirfd, &lv, ((w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0) |
+                              (readable ? SB_RT_READABLE : 0), w->e);
+  int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
+  if (r == SB_WALK_SKIP) return SB_WALK_CONTINUE;
+  if (listed != SB_OK) return r;
   for (size_t i = 0; i < lv.n && r != SB_WALK_STOP; i++) {
     const sb_dirent *ent = &lv.v[i];
-    size_t len = rlen + (rlen ? 1 : 0) + ent->namelen;
-    if (len > SB_PATH_MAX) continue;
-    if (rlen) w->rel[rlen] = '/';
-    memcpy(w->rel + len - ent->namelen, ent->name, ent->namelen);
-    w->rel[len] = '\0';
+    size_t len = sb_rt_walk_name(w->rel, rlen, ent);
+    if (!len) continue;
     bool hide = w->vi > 0 && shadowed(w, len);
     if (hide && ent->type != SB_T_DIR) continue;
     rref ref = {dirfd, ent->name, &ct->layers[w->vi]};
@@ -856,7 +669,7 @@ static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth
 /* The bytes of regular files below fd (an overlay's upper layer). */
 static sb_code usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e) {
   int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return fail_errno_now(e);
+  if (dfd < 0) return sb_rt_fail_errno(e);
   rwalk *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) {
     close(dfd);
@@ -881,7 +694,7 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags
   size_t rlen = sb_path_clean(p, w->rel);
   int fd = open_in(v, p, O_PATH, true); /* a named start is followed: grep{path = "link"} */
   struct stat st;
-  if (fd >= 0 && policy_active(fs->policy)) {
+  if (fd >= 0 && sb_rt_policy_active(fs->policy)) {
     /* The start may lie behind a symlink: name everything below it by
      * where it really is, so rules judge real paths. */
     long n = sb_resolve_relpath(&v->res, fd, w->rel, sizeof w->rel);
@@ -893,9 +706,9 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags
     }
   }
   if (fd < 0) {
-    fail_neg(e, fd);
+    sb_rt_fail(e, fd);
   } else if (fstat(fd, &st) != 0) {
-    fail_errno_now(e);
+    sb_rt_fail_errno(e);
   } else if (S_ISDIR(st.st_mode)) {
     if (recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, false, rlen, 0);
   } else if (p->ncomp > 0) { /* a single file: visit it through its real parent */
@@ -903,13 +716,13 @@ static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags
     long n = sb_resolve_relpath(&v->res, fd, real, sizeof real);
     sb_path rp;
     int dirfd = -1;
-    if (n < 0) fail_neg(e, (int)n);
+    if (n < 0) sb_rt_fail(e, (int)n);
     else if (n > 0 && sb_path_from_rel(&rp, real, (size_t)n, e) == SB_OK) dirfd = open_parent(v, &rp, false, e);
     if (dirfd >= 0) {
       char name[SB_NAME_MAX + 1];
       last_name(&rp, name);
       sb_stat s;
-      fill_stat(&st, &s);
+      sb_rt_fill_stat(&st, &s);
       sb_dirent ent = {.name = name, .namelen = strlen(name), .type = s.type, .size = s.size};
       rref ref = {dirfd, name, v};
       fn(ud, w->rel, rlen, &ent, &ref);
@@ -947,7 +760,7 @@ static sb_code ct_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, s
   if (!r->v->content) return sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
   /* the walk judged the path already; the reader checks type and size */
   *fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  return *fd < 0 ? fail_errno_now(e) : SB_OK;
+  return *fd < 0 ? sb_rt_fail_errno(e) : SB_OK;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -978,8 +791,7 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
   }
   *ct = (container){.layers = layers, .nlayers = nlayers, .can_write = o->can_write,
                     .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro, .usage_fd = -1};
-  if (getrandom(&ct->tmp_seed, sizeof ct->tmp_seed, GRND_NONBLOCK) != sizeof ct->tmp_seed)
-    ct->tmp_seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)ct; /* still unique per process */
+  sb_rt_tmp_init(&ct->tmp, ct);
   int rc = 0;
   for (size_t i = 0; i < nlayers; i++) {
     int fd = i == 0 ? o->rootfd : o->roots[i - 1];
@@ -1006,6 +818,11 @@ void sb_container_set_root(sb_fs *fs, int fd, int usage_fd) {
   ct->disk_dirty = true;
 }
 
+int sb_container_base(sb_fs *fs, size_t *nroots) {
+  *nroots = CT(fs)->nlayers - 1;
+  return CT(fs)->layers[0].res.rootfd;
+}
+
 const char *sb_container_resolver(sb_fs *fs) {
   return CT(fs) ? sb_resolver_name(&CT(fs)->layers[0].res) : "closed";
 }
@@ -1016,7 +833,7 @@ static int cmd_open_cwd(sb_fs *fs, const sb_path *p, char *rel, size_t cap, sb_e
   container *ct = CT(fs);
   int fd = sb_resolve_dir(&ct->layers[0].res, p->buf, p->len);
   if (fd < 0) {
-    fail_neg(e, fd);
+    sb_rt_fail(e, fd);
     return -1;
   }
   if (p->len == 0) { /* the root itself (the usual case): no path to read back */
@@ -1026,7 +843,7 @@ static int cmd_open_cwd(sb_fs *fs, const sb_path *p, char *rel, size_t cap, sb_e
   long n = sb_resolve_relpath(&ct->layers[0].res, fd, rel, cap);
   if (n < 0) {
     close(fd);
-    fail_neg(e, (int)n);
+    sb_rt_fail(e, (int)n);
     return -1;
   }
   return fd;

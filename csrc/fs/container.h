@@ -20,6 +20,8 @@ typedef struct sb_container_opts {
 /* Attach the backend to fs. On failure every fd in o is closed. */
 sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e);
 const char *sb_container_resolver(sb_fs *fs);
+/* base_dir's fd (still the backend's) and how many read roots there are. */
+int sb_container_base(sb_fs *fs, size_t *nroots);
 /* Work in another tree from now on (an overlay's merged view of the same
  * root), max_disk_usage counting usage_fd's tree (its upper layer; -1 =
  * the root); takes both fds, closes the old root. */

@@ -60,10 +60,10 @@ int sb_tree_remove(int parent, const char *name, uint64_t *freed) {
 
 /* ---- copying ------------------------------------------------------------ */
 
-static int copy_file(int sparent, const char *name, int dparent, mode_t mode) {
-  int in = openat(sparent, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+int sb_tree_copy_file(int sparent, const char *sname, int dparent, const char *dname, mode_t mode) {
+  int in = openat(sparent, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0) return errno;
-  int out = openat(dparent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+  int out = openat(dparent, dname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
   if (out < 0) {
     int err = errno;
     close(in);
@@ -118,7 +118,7 @@ static int copy_at(int sparent, const char *sname, int dparent, const char *dnam
     } else if (S_ISDIR(es.st_mode)) {
       err = copy_at(s, nm, d, nm, depth + 1);
     } else if (S_ISREG(es.st_mode)) {
-      err = copy_file(s, nm, d, es.st_mode);
+      err = sb_tree_copy_file(s, nm, d, nm, es.st_mode);
     } else if (S_ISLNK(es.st_mode)) {
       char target[4097];
       ssize_t n = readlinkat(s, nm, target, sizeof target - 1);

@@ -8,6 +8,7 @@
 #define SB_FS_TREE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Empty parent/name (the directory itself is kept). Returns 0 or an errno;
  * *freed counts the bytes of regular files removed. */
@@ -18,5 +19,7 @@ int sb_tree_remove(int parent, const char *name, uint64_t *freed);
  * directories, regular files and links, modes kept; nothing followed. 0 or
  * an errno (what was copied so far stays). */
 int sb_tree_copy(int sparent, const char *sname, int dparent, const char *dname);
+/* Copy the regular file sparent/sname to dparent/dname (made, with mode). 0 or an errno. */
+int sb_tree_copy_file(int sparent, const char *sname, int dparent, const char *dname, mode_t mode);
 
 #endif

@@ -214,7 +214,7 @@ static int make_container(lua_State *L, bool overlay) {
    * its namespace even without commands */
   if ((overlay && sb_lua_overlay_attach(L, sb, ud, 1, &e) != 0) ||
       ((exec || overlay) && sb_lua_confine_attach(L, sb, ud, 1, &e) != 0) ||
-      (overlay && sb_lua_overlay_mount(L, sb, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
+      (overlay && sb_lua_overlay_mount(L, sb, ud, 1, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
       (exec && sb_lua_exec_attach(L, sb, ud, 1, &e) != 0)) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
@@ -223,7 +223,7 @@ static int make_container(lua_State *L, bool overlay) {
     lua_pushliteral(L, "overlay");
     sb_lua_setfield(L, ud, "kind");
   }
-  lua_pushstring(L, sb_container_resolver(&sb->fs));
+  lua_pushstring(L, sb->fs.be == &sb_container_backend ? sb_container_resolver(&sb->fs) : "userspace");
   sb_lua_setfield(L, ud, "resolver");
   lua_pushstring(L, mode);
   sb_lua_setfield(L, ud, "mode");

@@ -11,6 +11,7 @@
 
 #include "base/file.h"
 #include "fs/container.h"
+#include "fs/overlay.h"
 #include "fs/tree.h"
 #include "lua/confine.h"
 #include "lua/options.h"
@@ -141,18 +142,47 @@ bool sb_lua_overlay_layers(const sb_sandbox *sb, int *upper_fd, int *work_fd) {
   return true;
 }
 
-int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, sb_err *e) {
-  (void)L;
-  if (!sb_part_get(sb, &overlay_part)) return 0;
+/* Where the kernel cannot mount it, the file operations run over the
+ * layers in userspace (fs/overlay.c) and commands are refused. */
+static int userspace_view(lua_State *L, sb_sandbox *sb, overlay *ov, int opts, const char *why, sb_err *e) {
+  size_t nroots;
+  int base = sb_container_base(&sb->fs, &nroots);
+  if (nroots)
+    return sb_failf(e, SB_ENOTSUP, "read_roots need the kernel's overlayfs, which cannot be mounted here: %s", why), -1;
+  int lower = fcntl(base, F_DUPFD_CLOEXEC, 3), upper = fcntl(ov->upper_fd, F_DUPFD_CLOEXEC, 3);
+  if (lower < 0 || upper < 0) {
+    sb_failf(e, SB_EIO, "overlay: %s", strerror(errno));
+    if (lower >= 0) close(lower);
+    if (upper >= 0) close(upper);
+    return -1;
+  }
+  const char *mode = sb_opt_str(L, opts, "mode");
+  sb_overlay_opts o = {.upper_fd = upper, .lower_fd = lower, .can_read = strchr(mode, 'r') != NULL,
+                       .can_write = strchr(mode, 'w') != NULL,
+                       .userxattr = geteuid() != 0, /* as the kernel's mount would mark them here */
+                       .max_disk_usage = sb_opt_u64_or(L, opts, "max_disk_usage", SB_UNLIMITED), .why = why};
+  sb->fs.be->close(&sb->fs);
+  return sb_overlay_open(&sb->fs, &o, e) == SB_OK ? 0 : -1;
+}
+
+int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e) {
+  overlay *ov = sb_part_get(sb, &overlay_part);
+  if (!ov) return 0;
   const char *why = NULL;
   int fd = sb_lua_confine_merged_fd(sb, &why);
   if (fd < 0) {
-    sb_failf(e, SB_ENOTSUP, "the overlay cannot be mounted here: %s", why ? why : "no confinement");
-    return -1;
+    if (!why || !*why) why = "the sandbox has no namespaces of its own (confine = false, or confine = {namespaces = false})";
+    if (userspace_view(L, sb, ov, opts, why, e) != 0) return -1;
+    lua_pushliteral(L, "userspace");
+    sb_lua_setfield(L, ud, "overlay_view");
+    lua_pushstring(L, why);
+    sb_lua_setfield(L, ud, "overlay_why");
+    return 0;
   }
-  overlay *ov = sb_part_get(sb, &overlay_part);
   int usage = fcntl(ov->upper_fd, F_DUPFD_CLOEXEC, 3);
   /* every file operation goes through the merged view from here; max_disk_usage counts the upper layer */
   sb_container_set_root(&sb->fs, fd, usage);
+  lua_pushliteral(L, "kernel");
+  sb_lua_setfield(L, ud, "overlay_view");
   return 0;
 }

@@ -19,9 +19,13 @@ for k, v in pairs(container.options) do M.options[k] = v end
 local b = backend.define("overlay", { options = M.options, required = { "base_dir" }, commands = true })
 M.schema = b.schema
 
+--- The merged view alone, without review (the review's own access to it).
+M.raw = b.new
+
 --- sandbox.overlay{base_dir =, state_dir =, ...container options}: the
---- sandbox, or nil, msg, code (ENOTSUP where the kernel cannot mount the
---- overlay: no sandbox namespace, or no overlayfs).
+--- sandbox, or nil, msg, code. Where the kernel cannot mount the overlay
+--- (no sandbox namespace) the file operations run over the layers in
+--- userspace (sb.overlay_view == "userspace") and exec is ENOTSUP.
 function M.new(opts)
   local sb, msg, code = b.new(opts)
   if not sb then return nil, msg, code end

@@ -85,6 +85,23 @@ if not os.getenv("SANDBOX_TEST_UNCONFINED") then
   }
 end
 
+-- The overlay with its file operations in userspace: what runs where the
+-- kernel cannot mount overlayfs (forced here by confine = {namespaces =
+-- false}); no commands. It needs no namespace, so valgrind runs it too.
+M.list[#M.list + 1] = {
+  name = "overlay (userspace)", kind = "overlay", commands = false,
+  new = function(opts, files)
+    opts = opts or {}
+    local dir = M.tmpdir("overlay-userspace")
+    M.populate(dir, files)
+    opts.base_dir = dir
+    if opts.confine == nil then opts.confine = { namespaces = false } end
+    local sb = assert(sandbox.overlay(opts))
+    assert(sb.overlay_view == "userspace", "the userspace overlay was not chosen")
+    return sb
+  end,
+}
+
 --- Only the container entries.
 function M.containers()
   local out = {}

@@ -72,20 +72,29 @@ end
 
 --- Set up the review of a new OverlaySandbox (called by sandbox.overlay).
 function M.attach(sb)
-  local ns = sb.confinement and sb.confinement.namespaces
-  local init = ns and ns.init
-  if not init then return nil, "ENOTSUP: the overlay has no namespace to review", "ENOTSUP" end
-  local st = {
-    base = sb.cwd, upper = sb.state_dir .. "/upper",
-    merged_path = ("/proc/%d/root%s"):format(init, sb.cwd),
-  }
+  local st = { base = sb.cwd, upper = sb.state_dir .. "/upper" }
   local ok, err = pcall(function()
+    if sb.overlay_view == "kernel" then
+      -- the kernel's mount, seen through the namespace's init
+      local ns = sb.confinement and sb.confinement.namespaces
+      if not (ns and ns.init) then error("the overlay has no namespace to review", 0) end
+      st.merged = helper(("/proc/%d/root%s"):format(ns.init, sb.cwd), "rw")
+    else -- the same layers in userspace, as the sandbox's own file operations see them
+      local m, msg = require("sandbox.overlay").raw {
+        base_dir = sb.cwd, state_dir = sb.state_dir, exec = false, confine = false,
+        max_read_bytes = BIG, max_write_bytes = BIG,
+      }
+      if not m then error(msg, 0) end
+      st.merged = m
+    end
     st.lower = helper(st.base, "r")
     st.upperh = helper(st.upper, "r")
-    st.merged = helper(st.merged_path, "rw")
     st.statedir = helper(sb.state_dir, "rw")
   end)
-  if not ok then return nil, "EIO: " .. tostring(err), "EIO" end
+  if not ok then
+    for _, k in ipairs { "lower", "upperh", "merged", "statedir" } do if st[k] then st[k]:dispose() end end
+    return nil, "EIO: overlay review: " .. tostring(err), "EIO"
+  end
   local lok, lerr, lcode = load_snapshot(st)
   if not lok then return nil, lerr, lcode end
   -- a checkpoint a crash left half-written is not a checkpoint
