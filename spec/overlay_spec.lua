@@ -89,6 +89,23 @@ describe("overlay", function()
       assert.is_nil(sh.read_file(base .. "/log.txt"))
     end)
 
+    -- an untouched file is read from the base directly: never once a
+    -- command put anything on its way in the upper layer
+    for _, case in ipairs {
+      { "a command's edit", "echo edited > src/main.c", "src/main.c", "edited\n" },
+      { "a command's removal", "rm README.md", "README.md", nil },
+      { "an opaque directory", "rm -r docs && mkdir docs", "docs/a.md", nil },
+      { "a link to an edited file", "ln -s src/main.c m.c && echo e2 > src/main.c", "m.c", "e2\n" },
+      { "a rename of the directory", "mv docs docs2 && mkdir docs && echo z > docs/a.md", "docs/a.md", "z\n" },
+    } do
+      it("reads through to the base only while the upper layer has nothing on the path: " .. case[1], function()
+        sb:read_file(case[3]) -- read once before: nothing may be remembered from it
+        run(sb, case[2])
+        assert.equal(case[4], (sb:read_file(case[3])))
+        assert.equal(case[4] or "", (run(sb, "cat " .. case[3] .. " 2>/dev/null || true")))
+      end)
+    end
+
     it("removes with whiteouts: gone from the view and from commands, kept in the base", function()
       assert(sb:remove("docs/a.md"))
       assert.is_false(sb:exists("docs/a.md"))

@@ -33,6 +33,7 @@ typedef struct container {
   sb_tmpnames tmp;
   int *ro_fds; /* the read roots' fds, for commands */
   int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */
+  int base_fd;  /* an overlay's base_dir itself (the root is then the merged view), or -1 */
 } container;
 
 #define CT(fs) ((container *)(fs)->impl)
@@ -257,13 +258,41 @@ static sb_code first_layer(sb_fs *fs, const sb_path *p,
   return c;
 }
 
+/* An overlay's read of a file the upper layer has nothing of — no entry,
+ * whiteout or opaque directory at the path's first component — is the
+ * base's file: opened there directly, without the overlay's double lookup
+ * and second open. Only with no link on the way (a link may lead where the
+ * upper layer has something) and no ".."; whatever else happens (a miss,
+ * an error) the merged view answers. A command that copies the file up
+ * right after the check writes its copy, never the base's bytes read here. */
+static bool read_untouched(sb_fs *fs, const sb_path *p, const read_ud *u, sb_code *c, sb_err *e) {
+  container *ct = CT(fs);
+  if (ct->base_fd < 0 || p->ncomp == 0 || p->dotdot || p->must_dir) return false;
+  size_t n;
+  const char *c0 = sb_path_comp(p, 0, &n);
+  char first[SB_NAME_MAX + 1];
+  memcpy(first, c0, n);
+  first[n] = '\0';
+  struct stat st;
+  if (fstatat(ct->usage_fd, first, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) return false;
+  int fd = sb_resolve_nolinks(&ct->layers[0].res, ct->base_fd, p->buf, p->len, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return false;
+  /* no link followed: the path the rules saw is where the file is */
+  *c = read_opened(fs, &ct->layers[0], fd, false, u->sink, u->out, e);
+  return true;
+}
+
 static sb_code ct_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   read_ud u = {out, NULL};
+  sb_code c;
+  if (read_untouched(fs, p, &u, &c, e)) return c;
   return first_layer(fs, p, read_in, &u, e);
 }
 
 static sb_code ct_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e) {
   read_ud u = {out, sink};
+  sb_code c;
+  if (read_untouched(fs, p, &u, &c, e)) return c;
   return first_layer(fs, p, read_in, &u, e);
 }
 
@@ -770,6 +799,7 @@ static void ct_close(sb_fs *fs) {
   if (!ct) return;
   for (size_t i = 0; i < ct->nlayers; i++) close(ct->layers[i].res.rootfd);
   if (ct->usage_fd >= 0) close(ct->usage_fd);
+  if (ct->base_fd >= 0) close(ct->base_fd);
   sb_free(&fs->mem, ct->layers, ct->nlayers * sizeof *ct->layers);
   sb_free(&fs->mem, ct->ro_fds, ct->nlayers * sizeof *ct->ro_fds);
   sb_free(&fs->mem, ct, sizeof *ct);
@@ -790,7 +820,8 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   *ct = (container){.layers = layers, .nlayers = nlayers, .can_write = o->can_write,
-                    .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro, .usage_fd = -1};
+                    .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro, .usage_fd = -1,
+                    .base_fd = -1};
   sb_rt_tmp_init(&ct->tmp, ct);
   int rc = 0;
   for (size_t i = 0; i < nlayers; i++) {
@@ -811,7 +842,8 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
 
 void sb_container_set_root(sb_fs *fs, int fd, int usage_fd) {
   container *ct = CT(fs);
-  close(ct->layers[0].res.rootfd);
+  if (ct->base_fd >= 0) close(ct->base_fd);
+  ct->base_fd = ct->layers[0].res.rootfd; /* kept for untouched reads */
   ct->layers[0].res.rootfd = fd;
   if (ct->usage_fd >= 0) close(ct->usage_fd);
   ct->usage_fd = usage_fd;

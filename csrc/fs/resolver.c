@@ -19,18 +19,22 @@
 #define DEPTH_MAX 1024     /* directory fds the fallback may hold */
 #define WORK_MAX (2 * SB_PATH_MAX + 2)
 
-static int sys_openat2(int dirfd, const char *path, int flags, mode_t mode, bool follow) {
+static int sys_openat2_how(int dirfd, const char *path, int flags, mode_t mode, bool follow, uint64_t extra) {
   struct open_how how;
   memset(&how, 0, sizeof how);
   how.flags = (unsigned)(flags | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
   if (flags & O_CREAT) how.mode = mode; /* a mode without O_CREAT is EINVAL */
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | extra;
   for (int i = 0; i < EAGAIN_RETRIES; i++) {
     int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
     if (fd >= 0) return fd;
     if (errno != EAGAIN && errno != EINTR) return -errno;
   }
   return -EAGAIN;
+}
+
+static int sys_openat2(int dirfd, const char *path, int flags, mode_t mode, bool follow) {
+  return sys_openat2_how(dirfd, path, flags, mode, follow, 0);
 }
 
 bool sb_openat2_available(void) {
@@ -199,6 +203,15 @@ static int resolve(const sb_resolver *r, const char *rel, size_t len, int flags,
    * answer without that limit (the fuzzer and the race specs check both). */
   if (fd == -EAGAIN) fd = walk(r, rel, len, flags, mode, follow_final);
   return fd;
+}
+
+int sb_resolve_nolinks(const sb_resolver *r, int rootfd, const char *rel, size_t len, int flags) {
+  if (r->kind != SB_RESOLVE_OPENAT2) return -ENOSYS;
+  char tmp[SB_PATH_MAX + 1];
+  if (len > SB_PATH_MAX) return -ENAMETOOLONG;
+  memcpy(tmp, rel, len);
+  tmp[len] = '\0';
+  return sys_openat2_how(rootfd, len ? tmp : ".", flags, 0, false, RESOLVE_NO_SYMLINKS);
 }
 
 int sb_resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode) {

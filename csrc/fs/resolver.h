@@ -45,6 +45,11 @@ int sb_resolve_follow(const sb_resolver *r, const char *rel, size_t len, int fla
  * target). Returns an O_PATH | O_DIRECTORY fd or -errno. */
 int sb_resolve_dir(const sb_resolver *r, const char *rel, size_t len);
 
+/* Open rel beneath another root (rootfd) with no symbolic link anywhere on
+ * the way, the final component included: -ELOOP where one is. Only with
+ * openat2 (-ENOSYS for the fallback resolver). */
+int sb_resolve_nolinks(const sb_resolver *r, int rootfd, const char *rel, size_t len, int flags);
+
 /* Root-relative path of an fd opened beneath this root, read from procfs:
  * for policy checks that must see through symlinks. Returns its length, or
  * -EXDEV if the object is no longer beneath the root, -errno otherwise. */
