@@ -390,6 +390,45 @@ describe("overlay", function()
       assert.equal("0", left:match("%d+"))
     end)
 
+    it("a crash in the middle of a restore is finished when the state is next opened", function()
+      sb:dispose()
+      local state = backends.tmpdir("ovrestorecrash")
+      -- two checkpoints with nothing in common, restored in turn until killed
+      local script = ([[
+        package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local sb = assert(require("sandbox").overlay { base_dir = %q, state_dir = %q })
+        for i = 1, 200 do assert(sb:write_file("a/" .. i .. ".txt", ("a"):rep(i))) end
+        assert(sb:remove("docs", { recursive = true }))
+        local one = sb:checkpoint()
+        assert(sb:remove("a", { recursive = true }))
+        for i = 1, 200 do assert(sb:write_file("b/" .. i .. ".txt", ("b"):rep(i))) end
+        assert(sb:write_file("README.md", "# b\n", { overwrite = true }))
+        local two = sb:checkpoint()
+        io.stdout:write("ready\n") io.stdout:flush()
+        for i = 1, 100000 do assert(sb:restore(i %% 2 == 1 and one or two)) end]]):format(sh.build, base, state)
+      local _, out = sh.run(("%s -e %s & pid=$!; sleep 2.5; kill -9 $pid; wait $pid; echo killed"):format(
+        sh.lua(false), sh.quote(script)))
+      assert.matches("ready", out)
+      assert.matches("killed", out)
+      sb = assert(sandbox.overlay { base_dir = base, state_dir = state })
+      local got = kinds(sb)
+      local a, b = 0, 0
+      for _, k in ipairs(got) do
+        if k:match("^added a/") then a = a + 1 elseif k:match("^added b/") then b = b + 1 end
+      end
+      -- exactly one checkpoint's view (docs gone in both): 200 files, or 200 others and README changed
+      assert.is_false(sb:exists("docs/a.md"))
+      if a > 0 then
+        assert.same({ 200, 0 }, { a, b })
+        assert.equal("# project\n", sb:read_file("README.md"))
+      else
+        assert.same({ 0, 200 }, { a, b })
+        assert.equal("# b\n", sb:read_file("README.md"))
+      end
+      assert.is_nil(sh.read_file(state .. "/restoring"))
+    end)
+
     it("removes a temporary state at dispose, and leaves no process", function()
       local state = sb.state_dir
       assert.is_true(sb.state_temporary)

@@ -101,6 +101,8 @@ function M.attach(sb)
   for _, e in ipairs(st.statedir:readdir("checkpoints") or {}) do
     if e.name:match("%.tmp$") then st.statedir:remove("checkpoints/" .. e.name, { recursive = true }) end
   end
+  local rok, rerr, rcode = M.resume(st)
+  if not rok then return nil, rerr, rcode end
   states[sb] = st
   for name, fn in pairs(M.methods) do core.setfield(sb, name, fn) end
   -- disposing the sandbox lets go of the helpers (one holds the merged view's mount)
@@ -452,10 +454,9 @@ function M.methods.checkpoints(sb)
   return checkpoint_ids(state(sb, "checkpoints"))
 end
 
---- sb:restore(id) -> true: the view as it was at checkpoint id.
-function M.methods.restore(sb, id)
-  local st = state(sb, "restore")
-  if not options.is_integer(id) then error("restore: id must be a checkpoint id (an integer)", 2) end
+-- The view made what checkpoint id holds, entry by entry. Idempotent: run
+-- again after a crash in the middle, it finishes the job.
+local function apply_checkpoint(st, id)
   local dir = "checkpoints/" .. fmt("%d", id)
   local text = st.statedir:read_file(dir .. "/manifest.json")
   if not text then return nil, fmt("ENOENT: there is no checkpoint %d", id), "ENOENT" end
@@ -499,6 +500,37 @@ function M.methods.restore(sb, id)
     end
   end
   return true
+end
+
+-- A restore under way is written down first ("restoring" in state_dir),
+-- so one a crash cut short is finished when the state is next opened: the
+-- view is one checkpoint's or the other's, never a mixture.
+local JOURNAL = "restoring"
+
+local function restore(st, id)
+  if not st.statedir:stat("checkpoints/" .. fmt("%d", id) .. "/manifest.json") then
+    return nil, fmt("ENOENT: there is no checkpoint %d", id), "ENOENT"
+  end
+  assert(st.statedir:write_file(JOURNAL, fmt("%d\n", id), { overwrite = true }))
+  local ok, msg, code = apply_checkpoint(st, id)
+  if ok then assert(st.statedir:remove(JOURNAL)) end
+  return ok, msg, code
+end
+
+--- Finish a restore a crash interrupted (called when the state is opened).
+function M.resume(st)
+  local text = st.statedir:read_file(JOURNAL)
+  if not text then return true end
+  local id = tonumber(text:match("^(%d+)"))
+  if not id then return nil, "EINVAL: state_dir's restore journal is damaged", "EINVAL" end
+  return restore(st, id)
+end
+
+--- sb:restore(id) -> true: the view as it was at checkpoint id.
+function M.methods.restore(sb, id)
+  local st = state(sb, "restore")
+  if not options.is_integer(id) then error("restore: id must be a checkpoint id (an integer)", 2) end
+  return restore(st, id)
 end
 
 return M
