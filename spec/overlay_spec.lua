@@ -159,17 +159,30 @@ describe("overlay", function()
       assert.equal("EACCES", select(3, sb:write_file("y.txt", "y")))
     end)
 
-    it("bounds the upper layer with max_disk_usage, not the base", function()
-      sb:dispose()
-      sh.run(("head -c 300000 /dev/zero > %s/big.bin"):format(base))
-      hash0 = tree_hash(base)
-      sb = assert(sandbox.overlay { base_dir = base, max_disk_usage = "100KB" })
-      assert.equal(300000, #assert(sb:read_file("big.bin")))
-      assert(sb:write_file("small.txt", ("s"):rep(50000)))
-      local ok, msg, code = sb:write_file("more.txt", ("m"):rep(60000))
-      assert.is_nil(ok)
-      assert.equal("ENOSPC", code, msg)
-    end)
+    for _, view in ipairs { "kernel", "userspace" } do
+      it("bounds the upper layer with max_disk_usage, not the base (" .. view .. " view)", function()
+        sb:dispose()
+        sh.run(("head -c 300000 /dev/zero > %s/big.bin && mkdir %s/bigdir && head -c 200000 /dev/zero > %s/bigdir/x"):format(
+          base, base, base))
+        hash0 = tree_hash(base)
+        sb = assert(sandbox.overlay { base_dir = base, max_disk_usage = "100KB",
+                                      confine = view == "userspace" and { namespaces = false } or nil })
+        assert.equal(view, sb.overlay_view)
+        assert.equal(300000, #assert(sb:read_file("big.bin")))
+        assert(sb:write_file("small.txt", ("s"):rep(50000)))
+        local ok, msg, code = sb:write_file("more.txt", ("m"):rep(60000))
+        assert.is_nil(ok)
+        assert.equal("ENOSPC", code, msg)
+        assert(sb:remove("small.txt"))
+        assert(sb:write_file("more.txt", ("m"):rep(60000))) -- room again
+        -- a base file or directory moved is copied up first: it counts; the upper layer's own move in place
+        assert.equal("ENOSPC", select(3, sb:rename("big.bin", "moved.bin")))
+        assert.equal("ENOSPC", select(3, sb:rename("bigdir", "moved")))
+        assert(sb:rename("more.txt", "more2.txt"))
+        assert.equal(300000, #assert(sb:read_file("big.bin")))
+        assert.equal(200000, #assert(sb:read_file("bigdir/x")))
+      end)
+    end
   end)
 
   describe("review", function()

@@ -585,6 +585,24 @@ static int move_dir(int fd1, const char *n1, int fd2, const char *n2, const stru
   return err ? (errno = err, -1) : 0;
 }
 
+/* Does an overlay's upper layer hold dirfd/name already (then renaming it
+ * copies nothing up)? True off an overlay or without a disk quota. */
+static bool in_upper(sb_fs *fs, const layer *v, int dirfd, const char *name) {
+  container *ct = CT(fs);
+  if (ct->usage_fd < 0 || ct->max_disk == SB_UNLIMITED) return true;
+  char rel[2 * SB_PATH_MAX + 2];
+  long n = sb_resolve_relpath(&v->res, dirfd, rel, sizeof rel - SB_NAME_MAX - 2);
+  if (n < 0) return false;
+  size_t len = (size_t)n, nl = strlen(name);
+  if (len) rel[len++] = '/';
+  memcpy(rel + len, name, nl + 1);
+  int fd = sb_resolve_nolinks(&v->res, ct->usage_fd, rel, len + nl, O_PATH);
+  struct stat st;
+  bool there = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (fd >= 0) close(fd);
+  return there; /* not known (no openat2): counted as a copy */
+}
+
 static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
                          bool overwrite, sb_err *e) {
   container *ct = CT(fs);
@@ -611,10 +629,21 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
     dst = fstatat(fd2, n2, &s2, AT_SYMLINK_NOFOLLOW) == 0;
   }
   bool same = c == SB_OK && d1.st_dev == d2.st_dev && d1.st_ino == d2.st_ino && strcmp(n1, n2) == 0;
+  /* on an overlay, a base file is copied up to be renamed: its bytes count */
+  if (c == SB_OK && !same && S_ISREG(s1.st_mode) && !in_upper(fs, v, fd1, n1))
+    c = disk_check(fs, (int64_t)s1.st_size, e);
   if (c == SB_OK && !same) {
     int r = overwrite ? renameat(fd1, n1, fd2, n2)
                       : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
     if (r != 0 && errno == EXDEV && S_ISDIR(s1.st_mode)) {
+      uint64_t bytes = 0; /* the copy is whole before the source goes */
+      c = ct->max_disk == SB_UNLIMITED ? SB_OK : walk_layer(fs, 0, from, SB_WALK_SIZES, usage_cb, &bytes, e);
+      if (c == SB_OK) c = disk_check(fs, (int64_t)bytes, e);
+      if (c != SB_OK) {
+        close(fd1);
+        close(fd2);
+        return c;
+      }
       r = move_dir(fd1, n1, fd2, n2, dst ? &s2 : NULL, overwrite);
       ct->disk_dirty = true; /* copied: the bytes moved layers */
     }

@@ -858,13 +858,37 @@ static bool inside(const onode *dir, const onode *n) {
   return n->rlen > dir->rlen && memcmp(n->rel, dir->rel, dir->rlen) == 0 && n->rel[dir->rlen] == '/';
 }
 
+/* Can from's object move by a rename in the upper layer? Not from the
+ * base, nor a directory merged with the base's (the kernel says EXDEV). */
+static bool movable(const onode *f) {
+  return f->where == UP && !(S_ISDIR(f->st.st_mode) && f->lower_dir && !upper_opaque(f));
+}
+
+/* The bytes of the regular files of the merged tree below d (a copy's cost). */
+static void merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth) {
+  sb_dirlist dl = {0};
+  sb_err e;
+  if (depth <= WALK_DEPTH_MAX && list_merged(fs, d, &dl, SB_RT_SIZES, &e) == SB_OK) {
+    for (size_t i = 0; i < dl.n; i++) {
+      if (dl.v[i].type == SB_T_FILE) *bytes += dl.v[i].size;
+      onode n;
+      mdir sub;
+      node_init(&n);
+      if (dl.v[i].type == SB_T_DIR && child(d, dl.v[i].name, &n) == 0 && descend(d, dl.v[i].name, &n, &sub) == 0) {
+        merged_bytes(fs, &sub, bytes, depth + 1);
+        mdir_close(&sub);
+      }
+    }
+  }
+  sb_dirlist_free(&fs->mem, &dl);
+}
+
 /* Put from's object at to's name in the upper layer (tfd is to's upper
  * parent): renamed when it lies wholly in the upper layer, else copied. */
 static int place(sb_fs *fs, const onode *f, const onode *t, int tfd, uint64_t *freed) {
   ovl *ov = OV(fs);
   bool dir = S_ISDIR(f->st.st_mode);
-  /* a directory merged with the base's cannot move by rename (the kernel says EXDEV) */
-  bool whole = f->where == UP && !(dir && f->lower_dir && !upper_opaque(f));
+  bool whole = movable(f);
   int r = clear_whiteout(tfd, t);
   if (r == 0 && t->where == UP && S_ISDIR(t->st.st_mode)) r = -sb_tree_remove(tfd, t->name, freed); /* empty in the view */
   if (r != 0) return r;
@@ -914,7 +938,14 @@ static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
     if ((c = merged_empty(fs, &t, &empty, e)) == SB_OK && !empty) c = sb_fail(e, SB_ENOTEMPTY, NULL);
   }
   int tfd = -1, ffd = -1, r = 0;
-  uint64_t freed = 0;
+  uint64_t freed = 0, bytes = 0;
+  if (c == SB_OK && ov->max_disk != SB_UNLIMITED && !movable(&f)) { /* a copy: whole before the source goes */
+    mdir d = {{-1, -1}};
+    if (!dir) bytes = S_ISREG(f.st.st_mode) ? (uint64_t)f.st.st_size : 0;
+    else if (open_node_dir(&f, &d) == 0) merged_bytes(fs, &d, &bytes, 0);
+    mdir_close(&d);
+    c = disk_check(fs, (int64_t)bytes, e);
+  }
   if (c == SB_OK && (tfd = upper_parent(ov, &t)) < 0) c = fail(e, tfd);
   if (c == SB_OK && t.where == UP && !is_dir(&t) && S_ISREG(t.st.st_mode)) freed += (uint64_t)t.st.st_size;
   if (c == SB_OK && (r = place(fs, &f, &t, tfd, &freed)) != 0) c = fail(e, r);
