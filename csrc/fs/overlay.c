@@ -8,9 +8,10 @@
  * directory fds of both layers; no link is ever followed by the kernel
  * (links are read and spliced into the rest of the path, absolute ones are
  * escapes, as the resolver's userspace walk does) and ".." pops the held
- * stack, so nothing outside either layer can be reached. What a lookup
- * ends with is also the object's real path in the merged view, which the
- * rules are checked against. */
+ * stack, so nothing outside either layer can be reached (fs/ovl_view.c).
+ * What a lookup ends with is also the object's real path in the merged
+ * view, which the rules are checked against. This file: the backend's
+ * operations over that view. */
 #include "fs/overlay.h"
 
 #include <errno.h>
@@ -18,389 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
-#include "fs/rooted.h"
+#include "fs/ovl_view.h"
 #include "fs/tree.h"
-
-enum { UP = 0, LO = 1 };
-#define DEPTH_MAX 512      /* directories a lookup may hold */
-#define HOPS_MAX 40        /* symlinks per lookup, as the kernel */
-#define WALK_DEPTH_MAX 256 /* as the container's walk */
-#define WORK_MAX (2 * SB_PATH_MAX + 2)
-
-typedef struct ovl {
-  int root[2]; /* O_PATH | O_DIRECTORY: the upper layer, base_dir */
-  bool can_read, can_write;
-  const char *opaque_x; /* the xattr this overlay marks opaque directories with */
-  sb_tmpnames tmp;
-  uint64_t max_disk, disk_used;
-  bool disk_dirty;
-  char why[512];
-} ovl;
-
-#define OV(fs) ((ovl *)(fs)->impl)
-
-/* A directory of the merged view: its fd in each layer (-1: not there, or
- * hidden below an opaque directory). */
-typedef struct mdir {
-  int fd[2];
-} mdir;
-
-static void mdir_close(mdir *d) {
-  for (int i = 0; i < 2; i++)
-    if (d->fd[i] >= 0) close(d->fd[i]);
-  d->fd[UP] = d->fd[LO] = -1;
-}
-
-/* What a lookup found: the parent directory (owned), the final name and
- * what the merged view holds there. */
-typedef struct onode {
-  mdir parent;
-  char name[SB_NAME_MAX + 1]; /* "" = the root itself */
-  int where;                  /* UP, LO, or -1: nothing there */
-  bool whiteout;              /* the upper layer hides the name */
-  bool lower_has;             /* the base (where visible) has an entry of that name */
-  bool lower_dir;             /* ... and it is a directory */
-  struct stat st;             /* the object (lstat), where >= 0 */
-  char rel[WORK_MAX + 1];     /* its real root-relative path in the merged view */
-  size_t rlen, plen;          /* rel's length; the parent's part of it */
-  bool partial;               /* ENOENT before the final component: rel is where it was going */
-} onode;
-
-static void node_init(onode *n) {
-  memset(n, 0, sizeof *n);
-  n->parent.fd[UP] = n->parent.fd[LO] = -1;
-  n->where = -1;
-}
-
-static void node_free(onode *n) { mdir_close(&n->parent); }
-
-static bool is_dir(const onode *n) { return n->where >= 0 && S_ISDIR(n->st.st_mode); }
-
-/* ---- the kernel's format ------------------------------------------------ */
-
-static bool is_whiteout(const struct stat *st) {
-  return S_ISCHR(st->st_mode) && major(st->st_rdev) == 0 && minor(st->st_rdev) == 0;
-}
-
-static bool opaque(int fd) {
-  static const char *const names[] = {"trusted.overlay.opaque", "user.overlay.opaque"};
-  char lnk[48], v[4];
-  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd); /* an O_PATH fd takes no fgetxattr */
-  for (size_t i = 0; i < 2; i++)
-    if (getxattr(lnk, names[i], v, sizeof v) == 1 && v[0] == 'y') return true;
-  return false;
-}
-
-static int set_opaque(const ovl *ov, int dirfd, const char *name) {
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  int r = fsetxattr(fd, ov->opaque_x, "y", 1, 0) == 0 ? 0 : -errno;
-  close(fd);
-  return r;
-}
-
-/* Is n's directory in the upper layer opaque? */
-static bool upper_opaque(const onode *n) {
-  int fd = n->where == UP ? openat(n->parent.fd[UP], n->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-  bool o = fd >= 0 && opaque(fd);
-  if (fd >= 0) close(fd);
-  return o;
-}
-
-static int make_whiteout(int dirfd, const char *name) {
-  return mknodat(dirfd, name, S_IFCHR | 0000, makedev(0, 0)) == 0 ? 0 : -errno;
-}
-
-static int open_dir(int dirfd, const char *name) {
-  int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  return fd >= 0 ? fd : -errno;
-}
-
-/* What the merged directory d holds at name (into n: where, st, whiteout,
- * lower_has, lower_dir). 0 or -errno. */
-static int child(const mdir *d, const char *name, onode *n) {
-  struct stat st;
-  n->where = -1;
-  n->whiteout = n->lower_has = n->lower_dir = false;
-  if (d->fd[UP] >= 0) {
-    if (fstatat(d->fd[UP], name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      if (is_whiteout(&st)) n->whiteout = true;
-      else {
-        n->where = UP;
-        n->st = st;
-      }
-    } else if (errno != ENOENT) {
-      return -errno;
-    }
-  }
-  if (d->fd[LO] >= 0 && !n->whiteout) {
-    if (fstatat(d->fd[LO], name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      n->lower_has = true;
-      n->lower_dir = S_ISDIR(st.st_mode);
-      if (n->where < 0) {
-        n->where = LO;
-        n->st = st;
-      }
-    } else if (errno != ENOENT) {
-      return -errno;
-    }
-  }
-  return 0;
-}
-
-/* Enter the directory `name` of d, which child() found (in n). */
-static int descend(const mdir *d, const char *name, const onode *n, mdir *out) {
-  out->fd[UP] = out->fd[LO] = -1;
-  if (n->where == UP && (out->fd[UP] = open_dir(d->fd[UP], name)) < 0) return out->fd[UP];
-  if (n->lower_dir && !(out->fd[UP] >= 0 && opaque(out->fd[UP]))) {
-    out->fd[LO] = open_dir(d->fd[LO], name);
-    if (out->fd[LO] < 0 && n->where == LO) return out->fd[LO];
-    if (out->fd[LO] < 0) out->fd[LO] = -1; /* the base changed meanwhile: the upper part alone */
-  }
-  return 0;
-}
-
-static int dup_fd(int fd) {
-  if (fd < 0) return -1;
-  int r = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  return r >= 0 ? r : -errno;
-}
-
-/* ---- lookup ------------------------------------------------------------- */
-
-/* Splice the link n->name of d into the rest of the path (see the resolver). */
-static int splice_link(const mdir *d, const onode *n, char *buf, size_t *pos, size_t *end, int *hops,
-                       size_t *orig) {
-  char target[SB_PATH_MAX + 1];
-  ssize_t len = readlinkat(d->fd[n->where], n->name, target, sizeof target);
-  if (len < 0) return -errno;
-  if (++*hops > HOPS_MAX) return -ELOOP;
-  if (len == 0) return -ENOENT;
-  if ((size_t)len >= sizeof target) return -ENAMETOOLONG;
-  if (target[0] == '/') return -EXDEV;
-  size_t restlen = *end - *pos;
-  if ((size_t)len + restlen > WORK_MAX) return -ENAMETOOLONG;
-  memmove(buf + len, buf + *pos, restlen);
-  memcpy(buf, target, (size_t)len);
-  /* the path's own components start after the link texts still ahead */
-  *orig = (size_t)len + (*orig > *pos ? *orig - *pos : 0);
-  *end = (size_t)len + restlen;
-  buf[*end] = '\0';
-  *pos = 0;
-  return 0;
-}
-
-/* Where the rest of buf (from pos) was going, appended to n->rel after a
- * missing component (its name in n->name): for creating parents. Refused
- * (-ENOENT) when a ".." follows, as mkdir -p never climbs out of what it made. */
-static int rel_push(onode *n, const char *name, size_t len) {
-  size_t r = n->rlen;
-  if (r + 1 + len > WORK_MAX) return -ENAMETOOLONG;
-  if (r) n->rel[r++] = '/';
-  memcpy(n->rel + r, name, len);
-  n->rlen = r + len;
-  n->rel[n->rlen] = '\0';
-  return 0;
-}
-
-static int note_partial(onode *n, const char *buf, size_t pos, size_t end) {
-  if (rel_push(n, n->name, strlen(n->name)) != 0) return -ENAMETOOLONG;
-  while (pos < end) {
-    while (pos < end && buf[pos] == '/') pos++;
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    size_t cl = pos - b;
-    if (cl == 0 || sb_path_is_dot(buf + b, cl)) continue;
-    if (sb_path_is_dotdot(buf + b, cl) || rel_push(n, buf + b, cl) != 0) return -ENOENT;
-  }
-  n->partial = true;
-  return -ENOENT;
-}
-
-/* Resolve the root-relative path (len bytes) in the merged view: links
- * followed while inside (a final one too with `follow`, or when the final
- * component ends in "/"). 0 with n filled (the final name may be missing:
- * where = -1), or -errno (-EXDEV: it escapes; -ENOENT with n->partial: a
- * directory on the way is missing). */
-static int lookup(const ovl *ov, const char *path, size_t len, bool follow, onode *n) {
-  char buf[WORK_MAX + 1];
-  mdir stack[DEPTH_MAX];
-  size_t rlens[DEPTH_MAX];
-  int sp = 0, hops = 0, ret = 0;
-  size_t orig = 0; /* where buf's own components start (before: link text) */
-  mdir cur = {{dup_fd(ov->root[UP]), dup_fd(ov->root[LO])}};
-  size_t pos = 0, end = len;
-  node_init(n);
-  if (len > SB_PATH_MAX) ret = -ENAMETOOLONG;
-  else if (cur.fd[UP] < 0 || cur.fd[LO] < 0) ret = cur.fd[UP] < 0 ? cur.fd[UP] : cur.fd[LO];
-  memcpy(buf, path, len < WORK_MAX ? len : WORK_MAX);
-  buf[end] = '\0';
-  while (ret == 0) {
-    while (pos < end && buf[pos] == '/') pos++;
-    if (pos >= end) { /* the object is cur itself: found through its parent unless it is the root */
-      if (sp == 0) {
-        n->name[0] = '\0';
-        n->where = UP;
-        ret = fstat(cur.fd[UP], &n->st) == 0 ? 0 : -errno;
-        n->parent = cur;
-        cur.fd[UP] = cur.fd[LO] = -1;
-        n->rlen = n->plen = 0;
-        break;
-      }
-      /* "dir/" or a link to a directory as the last hop: look it up again from its parent */
-      mdir_close(&cur);
-      cur = stack[--sp];
-      n->rlen = rlens[sp];
-      size_t cut = n->rlen;
-      while (cut > 0 && n->rel[cut - 1] != '/') cut--;
-      /* rel of the parent is rel up to cut; the name follows */
-      size_t nl = n->rlen - cut;
-      memcpy(n->name, n->rel + cut, nl);
-      n->name[nl] = '\0';
-      if ((ret = child(&cur, n->name, n)) != 0) break;
-      n->plen = cut ? cut - 1 : 0;
-      n->parent = cur;
-      cur.fd[UP] = cur.fd[LO] = -1;
-      break;
-    }
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    size_t clen = pos - b;
-    if (sb_path_is_dot(buf + b, clen)) continue;
-    if (sb_path_is_dotdot(buf + b, clen)) {
-      if (sp == 0) {
-        ret = -EXDEV;
-        break;
-      }
-      mdir_close(&cur);
-      cur = stack[--sp];
-      while (n->rlen > 0 && n->rel[n->rlen - 1] != '/') n->rlen--;
-      if (n->rlen > 0) n->rlen--;
-      n->rel[n->rlen] = '\0';
-      continue;
-    }
-    if (clen > SB_NAME_MAX) {
-      ret = -ENAMETOOLONG;
-      break;
-    }
-    memcpy(n->name, buf + b, clen);
-    n->name[clen] = '\0';
-    bool slash = pos < end && buf[pos] == '/';
-    bool final = !sb_path_more_after(buf, pos + (slash ? 1 : 0), end);
-    if ((ret = child(&cur, n->name, n)) != 0) break;
-    bool link = n->where >= 0 && S_ISLNK(n->st.st_mode);
-    if (final && !(link && (follow || slash))) {
-      if (slash && n->where >= 0 && !S_ISDIR(n->st.st_mode)) {
-        ret = -ENOTDIR;
-        break;
-      }
-      n->plen = n->rlen;
-      if ((ret = rel_push(n, n->name, clen)) != 0) break;
-      n->parent = cur;
-      cur.fd[UP] = cur.fd[LO] = -1;
-      break;
-    }
-    if (n->where < 0) { /* parents are made for the path's own names, never a link's (dangling) target */
-      ret = b < orig ? -ENOENT : note_partial(n, buf, pos, end);
-      break;
-    }
-    if (link) {
-      ret = splice_link(&cur, n, buf, &pos, &end, &hops, &orig);
-      continue;
-    }
-    if (!S_ISDIR(n->st.st_mode)) {
-      ret = -ENOTDIR;
-      break;
-    }
-    if (sp == DEPTH_MAX) {
-      ret = -ENAMETOOLONG;
-      break;
-    }
-    mdir sub;
-    if ((ret = descend(&cur, n->name, n, &sub)) != 0) break;
-    if ((ret = rel_push(n, n->name, clen)) != 0) {
-      mdir_close(&sub);
-      break;
-    }
-    rlens[sp] = n->rlen;
-    stack[sp++] = cur;
-    cur = sub;
-  }
-  mdir_close(&cur);
-  while (sp > 0) mdir_close(&stack[--sp]);
-  return ret;
-}
-
-static int lookup_path(const ovl *ov, const sb_path *p, bool follow, onode *n) {
-  int r = lookup(ov, p->buf, p->len, follow || p->must_dir, n);
-  if (r == 0 && p->must_dir && n->where >= 0 && !S_ISDIR(n->st.st_mode)) r = -ENOTDIR; /* "file/" */
-  return r;
-}
-
-/* ---- copy-up ------------------------------------------------------------ */
-
-/* The upper layer's directory at the merged path rel (len bytes, no link,
- * no ".."), every directory on the way made there: a base directory with
- * its mode (copied up), a new one 0755, one over a whiteout opaque (what
- * the base had there stays hidden). An O_PATH fd or -errno. */
-static int ensure_upper(const ovl *ov, const char *rel, size_t len) {
-  int u = dup_fd(ov->root[UP]), l = dup_fd(ov->root[LO]);
-  int ret = u < 0 ? u : l < 0 ? l : 0;
-  for (size_t pos = 0; ret == 0 && pos < len;) {
-    size_t b = pos;
-    while (pos < len && rel[pos] != '/') pos++;
-    char name[SB_NAME_MAX + 1];
-    size_t cl = pos - b;
-    if (pos < len) pos++;
-    if (cl == 0) continue;
-    if (cl > SB_NAME_MAX) {
-      ret = -ENAMETOOLONG;
-      break;
-    }
-    memcpy(name, rel + b, cl);
-    name[cl] = '\0';
-    mdir d = {{u, l}};
-    onode n;
-    node_init(&n);
-    if ((ret = child(&d, name, &n)) != 0) break;
-    if (n.where >= 0 && !S_ISDIR(n.st.st_mode)) {
-      ret = -ENOTDIR;
-      break;
-    }
-    if (n.where != UP) { /* copy up, or make */
-      mode_t mode = n.where == LO ? n.st.st_mode & 07777 : 0755;
-      if (n.whiteout && unlinkat(u, name, 0) != 0) ret = -errno;
-      else if (mkdirat(u, name, mode) != 0) ret = -errno;
-      else if (fchmodat(u, name, mode, 0) != 0) ret = -errno; /* as the base has it, whatever the umask */
-      else if (n.whiteout) ret = set_opaque(ov, u, name);
-      if (ret != 0) break;
-      n.where = UP;
-    }
-    mdir sub;
-    if ((ret = descend(&d, name, &n, &sub)) != 0) break;
-    close(u);
-    if (l >= 0) close(l);
-    u = sub.fd[UP];
-    l = sub.fd[LO];
-  }
-  if (l >= 0) close(l);
-  if (ret != 0) {
-    if (u >= 0) close(u);
-    return ret;
-  }
-  return u;
-}
-
-/* The upper layer's directory holding n's final name (copied up). */
-static int upper_parent(const ovl *ov, const onode *n) {
-  if (n->parent.fd[UP] >= 0) return dup_fd(n->parent.fd[UP]);
-  return ensure_upper(ov, n->rel, n->plen);
-}
 
 /* ---- shared checks ------------------------------------------------------ */
 
@@ -416,23 +39,23 @@ static sb_code recheck(sb_fs *fs, const onode *n, sb_access acc, int kind, sb_er
   return sb_policy_check(fs->policy, acc, n->rel, n->rlen, kind, e);
 }
 
-static int kind_of(const onode *n) { return is_dir(n) ? SB_KIND_DIR : SB_KIND_FILE; }
+static int kind_of(const onode *n) { return sb_ovl_is_dir(n) ? SB_KIND_DIR : SB_KIND_FILE; }
 
 /* A lookup for a write: the parent must exist, or with `parents` is made. */
 static sb_code lookup_for_write(sb_fs *fs, const sb_path *p, bool parents, onode *n, sb_err *e) {
   ovl *ov = OV(fs);
-  node_init(n);
+  sb_ovl_node_init(n);
   sb_code c = need_write(ov, e);
   if (c != SB_OK) return c;
-  int r = lookup(ov, p->buf, p->len, false, n);
+  int r = sb_ovl_lookup(ov, p->buf, p->len, false, n);
   if (r == -ENOENT && n->partial && parents) {
     size_t cut = n->rlen;
     while (cut > 0 && n->rel[cut - 1] != '/') cut--;
-    int fd = ensure_upper(ov, n->rel, cut ? cut - 1 : 0);
-    node_free(n);
+    int fd = sb_ovl_ensure_upper(ov, n->rel, cut ? cut - 1 : 0);
+    sb_ovl_node_free(n);
     if (fd < 0) return fail(e, fd);
     close(fd);
-    r = lookup(ov, p->buf, p->len, false, n);
+    r = sb_ovl_lookup(ov, p->buf, p->len, false, n);
   }
   return r == 0 ? SB_OK : fail(e, r);
 }
@@ -471,7 +94,7 @@ static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err
   for (size_t i = 0; c == SB_OK && i < dl.n; i++) {
     if (dl.v[i].type == SB_T_FILE) *used += dl.v[i].size;
     if (dl.v[i].type != SB_T_DIR) continue;
-    int sub = open_dir(fd, dl.v[i].name);
+    int sub = sb_ovl_open_dir(fd, dl.v[i].name);
     if (sub < 0) continue;
     c = walk_dir_sum(fs, sub, used, depth + 1, e);
     close(sub);
@@ -485,7 +108,7 @@ static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err
 static sb_code ov_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e) {
   ovl *ov = OV(fs);
   onode n;
-  int r = lookup_path(ov, p, true, &n);
+  int r = sb_ovl_lookup_path(ov, p, true, &n);
   sb_code c = SB_OK;
   if (r != 0) c = fail(e, r);
   else if (n.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
@@ -501,7 +124,7 @@ static sb_code ov_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_b
       c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
     if (fd >= 0) close(fd);
   }
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
@@ -511,18 +134,18 @@ static sb_code ov_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
 
 static sb_code ov_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
   onode n;
-  int r = lookup_path(OV(fs), p, follow, &n);
+  int r = sb_ovl_lookup_path(OV(fs), p, follow, &n);
   sb_code c = r != 0 ? fail(e, r) : n.where < 0 ? sb_fail(e, SB_ENOENT, NULL)
                                                 : recheck(fs, &n, SB_ACC_LIST, kind_of(&n), e);
   if (c == SB_OK) sb_rt_fill_stat(&n.st, out);
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
 static sb_code ov_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "not a symbolic link");
   onode n;
-  int r = lookup(OV(fs), p->buf, p->len, false, &n);
+  int r = sb_ovl_lookup(OV(fs), p->buf, p->len, false, &n);
   sb_code c = SB_OK;
   sb_buf *b = &fs->scratch;
   if (r != 0) c = fail(e, r);
@@ -540,13 +163,13 @@ static sb_code ov_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
       out->len = (size_t)len;
     }
   }
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
 static sb_code ov_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e) {
   onode n;
-  int r = lookup_path(OV(fs), p, follow, &n);
+  int r = sb_ovl_lookup_path(OV(fs), p, follow, &n);
   sb_code c = r != 0 ? fail(e, r) : SB_OK;
   sb_buf *b = &fs->scratch;
   b->len = 0;
@@ -558,64 +181,32 @@ static sb_code ov_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
     out->p = b->p;
     out->len = b->len;
   }
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
-}
-
-/* The entries of the merged directory d: the upper layer's, then the
- * base's it does not shadow; whiteouts hide and are dropped. */
-static sb_code list_merged(sb_fs *fs, const mdir *d, sb_dirlist *dl, unsigned flags, sb_err *e) {
-  size_t start = dl->n;
-  sb_code c = SB_OK;
-  for (int i = 0; i < 2 && c == SB_OK; i++) {
-    if (d->fd[i] < 0) continue;
-    size_t from = dl->n;
-    c = sb_rt_list(fs, d->fd[i], dl, flags | (i == UP ? SB_RT_WHITEOUTS : 0), e);
-    for (size_t k = from; k < dl->n; k++) dl->v[k].layer = i;
-  }
-  if (c != SB_OK) return c;
-  sb_dirlist_fix_names(dl, start);
-  if (d->fd[UP] >= 0 && d->fd[LO] >= 0 && sb_dirlist_unique(&fs->mem, dl) != 0)
-    return sb_fail(e, SB_ENOSPC, "out of memory");
-  size_t w = start;
-  for (size_t k = start; k < dl->n; k++)
-    if (dl->v[k].type != SB_T_WHITEOUT) dl->v[w++] = dl->v[k];
-  dl->n = w;
-  return SB_OK;
-}
-
-/* The merged directory n names (a directory: checked by the caller). */
-static int open_node_dir(const onode *n, mdir *out) {
-  if (n->name[0] == '\0') { /* the root */
-    out->fd[UP] = dup_fd(n->parent.fd[UP]);
-    out->fd[LO] = dup_fd(n->parent.fd[LO]);
-    return out->fd[UP] < 0 ? out->fd[UP] : out->fd[LO] < 0 ? out->fd[LO] : 0;
-  }
-  return descend(&n->parent, n->name, n, out);
 }
 
 static sb_code ov_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e) {
   onode n;
-  int r = lookup_path(OV(fs), p, true, &n);
+  int r = sb_ovl_lookup_path(OV(fs), p, true, &n);
   sb_code c = r != 0 ? fail(e, r) : n.where < 0 ? sb_fail(e, SB_ENOENT, NULL)
-              : !is_dir(&n) ? sb_fail(e, SB_ENOTDIR, NULL) : recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e);
+              : !sb_ovl_is_dir(&n) ? sb_fail(e, SB_ENOTDIR, NULL) : recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e);
   mdir d = {{-1, -1}};
-  if (c == SB_OK && (r = open_node_dir(&n, &d)) != 0) c = fail(e, r);
-  if (c == SB_OK) c = list_merged(fs, &d, dl, SB_RT_SIZES, e);
-  mdir_close(&d);
-  node_free(&n);
+  if (c == SB_OK && (r = sb_ovl_open_node_dir(&n, &d)) != 0) c = fail(e, r);
+  if (c == SB_OK) c = sb_ovl_list_merged(fs, &d, dl, SB_RT_SIZES, e);
+  sb_ovl_mdir_close(&d);
+  sb_ovl_node_free(&n);
   return c;
 }
 
 /* Is the merged directory of n empty? */
 static sb_code merged_empty(sb_fs *fs, const onode *n, bool *empty, sb_err *e) {
   mdir d = {{-1, -1}};
-  int r = open_node_dir(n, &d);
+  int r = sb_ovl_open_node_dir(n, &d);
   sb_dirlist dl = {0};
-  sb_code c = r != 0 ? fail(e, r) : list_merged(fs, &d, &dl, 0, e);
+  sb_code c = r != 0 ? fail(e, r) : sb_ovl_list_merged(fs, &d, &dl, 0, e);
   *empty = dl.n == 0;
   sb_dirlist_free(&fs->mem, &dl);
-  mdir_close(&d);
+  sb_ovl_mdir_close(&d);
   return c;
 }
 
@@ -638,7 +229,7 @@ typedef struct owalk {
 static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth) {
   if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
-  sb_code listed = list_merged(w->fs, d, &lv, (w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0, w->e);
+  sb_code listed = sb_ovl_list_merged(w->fs, d, &lv, (w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0, w->e);
   int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
   if (r == SB_WALK_SKIP) return SB_WALK_CONTINUE;
   if (listed != SB_OK) return r;
@@ -650,11 +241,11 @@ static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth) {
     r = w->fn(w->ud, w->rel, len, ent, &ref);
     if (r == SB_WALK_CONTINUE && ent->type == SB_T_DIR) {
       onode n;
-      node_init(&n);
+      sb_ovl_node_init(&n);
       mdir sub;
-      if (child(d, ent->name, &n) == 0 && is_dir(&n) && descend(d, ent->name, &n, &sub) == 0) {
+      if (sb_ovl_child(d, ent->name, &n) == 0 && sb_ovl_is_dir(&n) && sb_ovl_descend(d, ent->name, &n, &sub) == 0) {
         r = walk_level(w, &sub, len, depth + 1);
-        mdir_close(&sub);
+        sb_ovl_mdir_close(&sub);
       }
     } else if (r == SB_WALK_SKIP) {
       r = SB_WALK_CONTINUE;
@@ -670,7 +261,7 @@ static sb_code ov_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
   *w = (owalk){.fs = fs, .flags = flags, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   onode n;
-  int r = lookup(OV(fs), p->buf, p->len, true, &n); /* a named start is followed: grep{path = "link"} */
+  int r = sb_ovl_lookup(OV(fs), p->buf, p->len, true, &n); /* a named start is followed: grep{path = "link"} */
   size_t rlen;
   if (sb_rt_policy_active(fs->policy)) { /* rules judge where things really are */
     rlen = n.rlen < SB_PATH_MAX ? n.rlen : SB_PATH_MAX;
@@ -681,13 +272,13 @@ static sb_code ov_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
   }
   if (r != 0) fail(e, r);
   else if (n.where < 0) sb_fail(e, SB_ENOENT, NULL);
-  else if (is_dir(&n)) {
+  else if (sb_ovl_is_dir(&n)) {
     mdir d = {{-1, -1}};
     if (recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) {
-      if ((r = open_node_dir(&n, &d)) != 0) fail(e, r);
+      if ((r = sb_ovl_open_node_dir(&n, &d)) != 0) fail(e, r);
       else walk_level(w, &d, rlen, 0);
     }
-    mdir_close(&d);
+    sb_ovl_mdir_close(&d);
   } else if (p->ncomp > 0) { /* a single file, visited through its real parent */
     sb_stat s;
     sb_rt_fill_stat(&n.st, &s);
@@ -695,7 +286,7 @@ static sb_code ov_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
     oref ref = {n.parent.fd[n.where], n.name};
     fn(ud, w->rel, rlen, &ent, &ref);
   }
-  node_free(&n);
+  sb_ovl_node_free(&n);
   sb_free(&fs->mem, w, sizeof *w);
   return e->code;
 }
@@ -726,7 +317,7 @@ static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     c = disk_check(fs, (int64_t)len - (int64_t)old, e);
   int dfd = -1, tfd = -1;
   char tmp[32];
-  if (c == SB_OK && (dfd = upper_parent(ov, &n)) < 0) c = fail(e, dfd);
+  if (c == SB_OK && (dfd = sb_ovl_upper_parent(ov, &n)) < 0) c = fail(e, dfd);
   if (c == SB_OK) c = sb_rt_write_tmp(&ov->tmp, dfd, tmp, data, len, &tfd, e);
   if (c == SB_OK) {
     mode_t mode = n.where >= 0 ? n.st.st_mode & 07777 : 0644; /* a replaced file keeps its mode */
@@ -737,7 +328,7 @@ static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   }
   if (tfd >= 0) close(tfd);
   if (dfd >= 0) close(dfd);
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
@@ -745,13 +336,13 @@ static sb_code ov_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   onode n;
   sb_code c = lookup_for_write(fs, p, parents, &n, e);
   if (c == SB_OK && n.where >= 0)
-    c = parents && is_dir(&n) ? SB_OK : sb_fail(e, SB_EEXIST, NULL);
+    c = parents && sb_ovl_is_dir(&n) ? SB_OK : sb_fail(e, SB_EEXIST, NULL);
   else if (c == SB_OK && (c = recheck(fs, &n, SB_ACC_MODIFY, SB_KIND_DIR, e)) == SB_OK) {
-    int fd = ensure_upper(OV(fs), n.rel, n.rlen);
+    int fd = sb_ovl_ensure_upper(OV(fs), n.rel, n.rlen);
     if (fd < 0) c = fail(e, fd);
     else close(fd);
   }
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
@@ -768,7 +359,7 @@ static sb_code ov_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   if (c == SB_OK) c = recheck(fs, &n, SB_ACC_WRITE, SB_KIND_FILE, e);
   if (c == SB_OK) c = sb_policy_link(fs->policy, n.rel, n.plen, target, tlen, e);
   int dfd = -1, r;
-  if (c == SB_OK && (dfd = upper_parent(OV(fs), &n)) < 0) c = fail(e, dfd);
+  if (c == SB_OK && (dfd = sb_ovl_upper_parent(OV(fs), &n)) < 0) c = fail(e, dfd);
   if (c == SB_OK && (r = clear_whiteout(dfd, &n)) != 0) c = fail(e, r);
   if (c == SB_OK) {
     char text[SB_PATH_MAX + 1];
@@ -777,7 +368,7 @@ static sb_code ov_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
     if (symlinkat(text, dfd, n.name) != 0) c = sb_rt_fail_errno(e);
   }
   if (dfd >= 0) close(dfd);
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
@@ -796,9 +387,9 @@ static sb_code ov_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   sb_code c = lookup_for_write(fs, p, false, &n, e);
   bool empty = true;
   if (c == SB_OK && n.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
-  else if (c == SB_OK && p->must_dir && !is_dir(&n)) c = sb_fail(e, SB_ENOTDIR, NULL);
+  else if (c == SB_OK && p->must_dir && !sb_ovl_is_dir(&n)) c = sb_fail(e, SB_ENOTDIR, NULL);
   else if (c == SB_OK) c = recheck(fs, &n, SB_ACC_MODIFY, kind_of(&n), e);
-  if (c == SB_OK && is_dir(&n) && (c = merged_empty(fs, &n, &empty, e)) == SB_OK && !empty && !recursive)
+  if (c == SB_OK && sb_ovl_is_dir(&n) && (c = merged_empty(fs, &n, &empty, e)) == SB_OK && !empty && !recursive)
     c = sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
   uint64_t freed = 0;
   int r, dfd = -1;
@@ -806,11 +397,11 @@ static sb_code ov_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
     c = r == -ELOOP ? sb_fail(e, SB_EIO, "directory tree too deep to remove") : fail(e, r);
   disk_apply(ov, -(int64_t)freed);
   if (c == SB_OK && n.lower_has) { /* the base has one: hide it */
-    if ((dfd = upper_parent(ov, &n)) < 0) c = fail(e, dfd);
-    else if ((r = make_whiteout(dfd, n.name)) != 0) c = fail(e, r);
+    if ((dfd = sb_ovl_upper_parent(ov, &n)) < 0) c = fail(e, dfd);
+    else if ((r = sb_ovl_make_whiteout(dfd, n.name)) != 0) c = fail(e, r);
   }
   if (dfd >= 0) close(dfd);
-  node_free(&n);
+  sb_ovl_node_free(&n);
   return c;
 }
 
@@ -833,23 +424,23 @@ static int copy_merged(sb_fs *fs, const mdir *d, const char *name, const onode *
   if (mkdirat(dfd, dname, st->st_mode & 07777) != 0) return -errno;
   if (fchmodat(dfd, dname, st->st_mode & 07777, 0) != 0) return -errno;
   mdir sub = {{-1, -1}};
-  int out = open_dir(dfd, dname), r = descend(d, name, n, &sub);
+  int out = sb_ovl_open_dir(dfd, dname), r = sb_ovl_descend(d, name, n, &sub);
   if (out < 0 || r != 0) {
-    mdir_close(&sub);
+    sb_ovl_mdir_close(&sub);
     if (out >= 0) close(out);
     return out < 0 ? out : r;
   }
   sb_dirlist dl = {0};
   sb_err e;
-  r = list_merged(fs, &sub, &dl, 0, &e) == SB_OK ? 0 : -ENOMEM;
+  r = sb_ovl_list_merged(fs, &sub, &dl, 0, &e) == SB_OK ? 0 : -ENOMEM;
   for (size_t i = 0; r == 0 && i < dl.n; i++) {
     onode cn;
-    node_init(&cn);
-    if ((r = child(&sub, dl.v[i].name, &cn)) == 0 && cn.where >= 0)
+    sb_ovl_node_init(&cn);
+    if ((r = sb_ovl_child(&sub, dl.v[i].name, &cn)) == 0 && cn.where >= 0)
       r = copy_merged(fs, &sub, dl.v[i].name, &cn, out, dl.v[i].name, depth + 1);
   }
   sb_dirlist_free(&fs->mem, &dl);
-  mdir_close(&sub);
+  sb_ovl_mdir_close(&sub);
   close(out);
   return r;
 }
@@ -861,26 +452,7 @@ static bool inside(const onode *dir, const onode *n) {
 /* Can from's object move by a rename in the upper layer? Not from the
  * base, nor a directory merged with the base's (the kernel says EXDEV). */
 static bool movable(const onode *f) {
-  return f->where == UP && !(S_ISDIR(f->st.st_mode) && f->lower_dir && !upper_opaque(f));
-}
-
-/* The bytes of the regular files of the merged tree below d (a copy's cost). */
-static void merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth) {
-  sb_dirlist dl = {0};
-  sb_err e;
-  if (depth <= WALK_DEPTH_MAX && list_merged(fs, d, &dl, SB_RT_SIZES, &e) == SB_OK) {
-    for (size_t i = 0; i < dl.n; i++) {
-      if (dl.v[i].type == SB_T_FILE) *bytes += dl.v[i].size;
-      onode n;
-      mdir sub;
-      node_init(&n);
-      if (dl.v[i].type == SB_T_DIR && child(d, dl.v[i].name, &n) == 0 && descend(d, dl.v[i].name, &n, &sub) == 0) {
-        merged_bytes(fs, &sub, bytes, depth + 1);
-        mdir_close(&sub);
-      }
-    }
-  }
-  sb_dirlist_free(&fs->mem, &dl);
+  return f->where == UP && !(S_ISDIR(f->st.st_mode) && f->lower_dir && !sb_ovl_upper_opaque(f));
 }
 
 /* Put from's object at to's name in the upper layer (tfd is to's upper
@@ -898,7 +470,7 @@ static int place(sb_fs *fs, const onode *f, const onode *t, int tfd, uint64_t *f
     char tmp[32];
     snprintf(tmp, sizeof tmp, ".fs-tmp-%016llx", (unsigned long long)(ov->tmp.seed + ++ov->tmp.count));
     r = copy_merged(fs, &f->parent, f->name, f, tfd, tmp, 0);
-    if (r == 0 && dir && t->lower_has) r = set_opaque(ov, tfd, tmp);
+    if (r == 0 && dir && t->lower_has) r = sb_ovl_set_opaque(ov, tfd, tmp);
     if (r == 0 && renameat(tfd, tmp, tfd, t->name) != 0) r = -errno;
     if (r != 0) {
       uint64_t ignored;
@@ -910,17 +482,17 @@ static int place(sb_fs *fs, const onode *f, const onode *t, int tfd, uint64_t *f
     ov->disk_dirty = true; /* bytes came up from the base */
     return 0;
   }
-  return dir && t->lower_has ? set_opaque(ov, tfd, t->name) : 0; /* the base's at to stays hidden */
+  return dir && t->lower_has ? sb_ovl_set_opaque(ov, tfd, t->name) : 0; /* the base's at to stays hidden */
 }
 
 static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool overwrite, sb_err *e) {
   ovl *ov = OV(fs);
   onode f, t;
-  node_init(&f);
-  node_init(&t);
+  sb_ovl_node_init(&f);
+  sb_ovl_node_init(&t);
   sb_code c = lookup_for_write(fs, from, false, &f, e);
   if (c == SB_OK) c = lookup_for_write(fs, to, false, &t, e);
-  bool dir = is_dir(&f);
+  bool dir = sb_ovl_is_dir(&f);
   if (c != SB_OK) {
   } else if (f.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
   else if ((from->must_dir || to->must_dir) && !dir) c = sb_fail(e, SB_ENOTDIR, NULL);
@@ -931,9 +503,9 @@ static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
   } else if (dir && inside(&f, &t)) c = sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
   else if (t.where >= 0 && overwrite && inside(&t, &f)) c = sb_fail(e, SB_ENOTEMPTY, NULL); /* an ancestor */
   else if (t.where >= 0 && !overwrite) c = sb_fail(e, SB_EEXIST, NULL);
-  else if (t.where >= 0 && dir && !is_dir(&t)) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else if (t.where >= 0 && !dir && is_dir(&t)) c = sb_fail(e, SB_EISDIR, NULL);
-  else if (is_dir(&t)) {
+  else if (t.where >= 0 && dir && !sb_ovl_is_dir(&t)) c = sb_fail(e, SB_ENOTDIR, NULL);
+  else if (t.where >= 0 && !dir && sb_ovl_is_dir(&t)) c = sb_fail(e, SB_EISDIR, NULL);
+  else if (sb_ovl_is_dir(&t)) {
     bool empty;
     if ((c = merged_empty(fs, &t, &empty, e)) == SB_OK && !empty) c = sb_fail(e, SB_ENOTEMPTY, NULL);
   }
@@ -942,23 +514,23 @@ static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
   if (c == SB_OK && ov->max_disk != SB_UNLIMITED && !movable(&f)) { /* a copy: whole before the source goes */
     mdir d = {{-1, -1}};
     if (!dir) bytes = S_ISREG(f.st.st_mode) ? (uint64_t)f.st.st_size : 0;
-    else if (open_node_dir(&f, &d) == 0) merged_bytes(fs, &d, &bytes, 0);
-    mdir_close(&d);
+    else if (sb_ovl_open_node_dir(&f, &d) == 0) sb_ovl_merged_bytes(fs, &d, &bytes, 0);
+    sb_ovl_mdir_close(&d);
     c = disk_check(fs, (int64_t)bytes, e);
   }
-  if (c == SB_OK && (tfd = upper_parent(ov, &t)) < 0) c = fail(e, tfd);
-  if (c == SB_OK && t.where == UP && !is_dir(&t) && S_ISREG(t.st.st_mode)) freed += (uint64_t)t.st.st_size;
+  if (c == SB_OK && (tfd = sb_ovl_upper_parent(ov, &t)) < 0) c = fail(e, tfd);
+  if (c == SB_OK && t.where == UP && !sb_ovl_is_dir(&t) && S_ISREG(t.st.st_mode)) freed += (uint64_t)t.st.st_size;
   if (c == SB_OK && (r = place(fs, &f, &t, tfd, &freed)) != 0) c = fail(e, r);
   disk_apply(ov, -(int64_t)freed);
   if (c == SB_OK && f.lower_has) { /* the base has one at from: hide it */
-    if ((ffd = upper_parent(ov, &f)) < 0) c = fail(e, ffd);
-    else if ((r = make_whiteout(ffd, f.name)) != 0 && r != -EEXIST) c = fail(e, r);
+    if ((ffd = sb_ovl_upper_parent(ov, &f)) < 0) c = fail(e, ffd);
+    else if ((r = sb_ovl_make_whiteout(ffd, f.name)) != 0 && r != -EEXIST) c = fail(e, r);
   }
   if (tfd >= 0) close(tfd);
   if (ffd >= 0) close(ffd);
 done:
-  node_free(&f);
-  node_free(&t);
+  sb_ovl_node_free(&f);
+  sb_ovl_node_free(&t);
   return c;
 }
 
