@@ -48,6 +48,16 @@ static inline bool sb_path_is_dot(const char *c, size_t n) { return n == 1 && c[
 /* Is there a component other than "." in buf[pos, end)? (A resolver walking
  * a path in place asks whether the one it holds is the final one.) */
 bool sb_path_more_after(const char *buf, size_t pos, size_t end);
+/* The next component of buf[*pos, end), slashes before it skipped: its
+ * start, its length in *len (0: nothing left); *pos ends up after it. */
+static inline size_t sb_path_next(const char *buf, size_t *pos, size_t end, size_t *len) {
+  while (*pos < end && buf[*pos] == '/') (*pos)++;
+  size_t b = *pos;
+  while (*pos < end && buf[*pos] != '/') (*pos)++;
+  *len = *pos - b;
+  return b;
+}
+
 static inline bool sb_path_is_dotdot(const char *c, size_t n) {
   return n == 2 && c[0] == '.' && c[1] == '.';
 }

@@ -158,10 +158,7 @@ static int rel_push(onode *n, const char *name, size_t len) {
 static int note_partial(onode *n, const char *buf, size_t pos, size_t end) {
   if (rel_push(n, n->name, strlen(n->name)) != 0) return -ENAMETOOLONG;
   while (pos < end) {
-    while (pos < end && buf[pos] == '/') pos++;
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    size_t cl = pos - b;
+    size_t cl, b = sb_path_next(buf, &pos, end, &cl);
     if (cl == 0 || sb_path_is_dot(buf + b, cl)) continue;
     if (sb_path_is_dotdot(buf + b, cl) || rel_push(n, buf + b, cl) != 0) return -ENOENT;
   }
@@ -188,8 +185,8 @@ int sb_ovl_lookup(const ovl *ov, const char *path, size_t len, bool follow, onod
   memcpy(buf, path, len < WORK_MAX ? len : WORK_MAX);
   buf[end] = '\0';
   while (ret == 0) {
-    while (pos < end && buf[pos] == '/') pos++;
-    if (pos >= end) { /* the object is cur itself: found through its parent unless it is the root */
+    size_t clen, b = sb_path_next(buf, &pos, end, &clen);
+    if (clen == 0) { /* the object is cur itself: found through its parent unless it is the root */
       if (sp == 0) {
         n->name[0] = '\0';
         n->where = UP;
@@ -215,9 +212,6 @@ int sb_ovl_lookup(const ovl *ov, const char *path, size_t len, bool follow, onod
       cur.fd[UP] = cur.fd[LO] = -1;
       break;
     }
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    size_t clen = pos - b;
     if (sb_path_is_dot(buf + b, clen)) continue;
     if (sb_path_is_dotdot(buf + b, clen)) {
       if (sp == 0) {
@@ -299,11 +293,8 @@ int sb_ovl_ensure_upper(const ovl *ov, const char *rel, size_t len) {
   int u = sb_ovl_dup_fd(ov->root[UP]), l = sb_ovl_dup_fd(ov->root[LO]);
   int ret = u < 0 ? u : l < 0 ? l : 0;
   for (size_t pos = 0; ret == 0 && pos < len;) {
-    size_t b = pos;
-    while (pos < len && rel[pos] != '/') pos++;
     char name[SB_NAME_MAX + 1];
-    size_t cl = pos - b;
-    if (pos < len) pos++;
+    size_t cl, b = sb_path_next(rel, &pos, len, &cl);
     if (cl == 0) continue;
     if (cl > SB_NAME_MAX) {
       ret = -ENAMETOOLONG;

@@ -109,15 +109,12 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
   buf[end] = '\0';
 
   for (;;) {
-    while (pos < end && buf[pos] == '/') pos++;
-    if (pos >= end) { /* nothing left: the object is cur itself */
+    size_t clen, b = sb_path_next(buf, &pos, end, &clen);
+    if (clen == 0) { /* nothing left: the object is cur itself */
       ret = openat(cur, ".", flags | O_CLOEXEC, mode);
       if (ret < 0) ret = -errno;
       break;
     }
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    size_t clen = pos - b;
     if (sb_path_is_dot(buf + b, clen)) continue;
     if (sb_path_is_dotdot(buf + b, clen)) {
       if (sp == 0) { /* would climb above the root */
