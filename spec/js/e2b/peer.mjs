@@ -1,0 +1,370 @@
+// A test peer for the RemoteSandbox: E2B's REST control plane and envd's
+// Connect services (the reference Connect server, @connectrpc/connect-node)
+// over a temporary directory per sandbox, with real child processes. It
+// counts only for what E2B's official SDK accepts (spec/js/e2b/sdk_check.mjs
+// runs the SDK's own calls against it first).
+//   node peer.mjs [--key KEY] [--parent PID]
+// prints {"api": URL, "envd": URL} once listening; exits on SIGTERM, or
+// when the process PID is gone.
+import http from "node:http";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import { resolve } from "node:path";
+
+// the test peers' packages live in build/npm (scripts/npm-deps.sh)
+const require = createRequire(resolve(process.env.NPM_DIR || "build/npm") + "/");
+const { connectNodeAdapter } = require("@connectrpc/connect-node");
+const { ConnectError, Code } = require("@connectrpc/connect");
+const { Timestamp } = require("@bufbuild/protobuf");
+import { Process, Filesystem, FILE, DIRECTORY, SYMLINK } from "./schema.mjs";
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const KEY = opt("--key", "test-key");
+const HOME = "/home/user";
+const ENVD_VERSION = "0.5.7";
+
+const sandboxes = new Map(); // id -> sandbox
+
+// ---- paths: the sandbox's absolute paths inside its root -------------------
+function hostPath(sb, p) {
+  if (typeof p !== "string" || p === "") p = HOME;
+  const abs = path.posix.resolve(HOME, p); // relative paths are the user's home's
+  const host = path.join(sb.root, abs);
+  if (host !== sb.root && !host.startsWith(sb.root + path.sep)) throw new ConnectError("path escapes", Code.InvalidArgument);
+  return { abs, host };
+}
+
+function entryInfo(sb, abs, host) {
+  const st = fs.lstatSync(host);
+  const type = st.isSymbolicLink() ? SYMLINK : st.isDirectory() ? DIRECTORY : FILE;
+  const e = {
+    name: path.posix.basename(abs) || "/", type, path: abs, size: BigInt(st.size), mode: st.mode & 0o7777,
+    permissions: (st.mode & 0o777).toString(8), owner: "user", group: "user",
+    modifiedTime: Timestamp.fromDate(st.mtime),
+  };
+  if (type === SYMLINK) e.symlinkTarget = fs.readlinkSync(host);
+  return e;
+}
+
+function fsError(err) {
+  if (err instanceof ConnectError) return err;
+  const map = { ENOENT: Code.NotFound, EEXIST: Code.AlreadyExists, ENOTDIR: Code.InvalidArgument, EISDIR: Code.InvalidArgument,
+                ENOTEMPTY: Code.FailedPrecondition, EACCES: Code.PermissionDenied, ENOSPC: Code.ResourceExhausted };
+  return new ConnectError(err.message, map[err.code] ?? Code.Internal);
+}
+
+// ---- who is asking --------------------------------------------------------
+function sandboxOf(headers) {
+  const id = headers.get ? headers.get("e2b-sandbox-id") : headers["e2b-sandbox-id"];
+  const sb = sandboxes.get(id);
+  if (!sb) throw new ConnectError("sandbox not found", Code.NotFound);
+  const token = headers.get ? headers.get("x-access-token") : headers["x-access-token"];
+  if (token !== sb.token) throw new ConnectError("invalid access token", Code.Unauthenticated);
+  return sb;
+}
+
+// ---- processes ------------------------------------------------------------
+let nextPid = 1000;
+
+function startProcess(sb, req, deadlineMs) {
+  const cfg = req.process ?? {};
+  const cwd = hostPath(sb, cfg.cwd ?? HOME).host;
+  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...sb.envs, ...(cfg.envs ?? {}) };
+  const child = spawn(cfg.cmd, cfg.args ?? [], { cwd, env, stdio: [req.stdin === false ? "ignore" : "pipe", "pipe", "pipe"],
+                                                  detached: true });
+  const p = { pid: nextPid++, tag: req.tag, config: cfg, child, events: [], waiters: new Set(), end: null };
+  sb.procs.set(p.pid, p);
+  const push = (ev) => {
+    p.events.push(ev);
+    for (const w of p.waiters) w();
+  };
+  push({ case: "start", value: { pid: p.pid } });
+  child.stdout.on("data", (b) => push({ case: "data", value: { output: { case: "stdout", value: new Uint8Array(b) } } }));
+  child.stderr.on("data", (b) => push({ case: "data", value: { output: { case: "stderr", value: new Uint8Array(b) } } }));
+  let timer = null;
+  if (deadlineMs > 0) timer = setTimeout(() => kill(p, "SIGKILL"), deadlineMs); // the deadline is the process's lifetime
+  const finish = (code, signal, error) => {
+    if (p.end) return;
+    if (timer) clearTimeout(timer);
+    p.end = { exitCode: code ?? -1, exited: code !== null && code !== undefined,
+              status: signal ? `signal: ${signal === "SIGKILL" ? "killed" : signal}` : `exit status ${code}`, error };
+    push({ case: "end", value: p.end });
+    setTimeout(() => sb.procs.delete(p.pid), 30000).unref(); // a late Connect still finds the result
+  };
+  child.on("error", (err) => finish(-1, null, err.message));
+  child.on("close", (code, signal) => finish(code, signal));
+  return p;
+}
+
+function kill(p, sig) {
+  try { process.kill(-p.child.pid, sig); } catch { try { p.child.kill(sig); } catch { /* gone */ } }
+}
+
+function findProcess(sb, sel) {
+  const c = sel?.selector;
+  for (const p of sb.procs.values()) {
+    if ((c?.case === "pid" && p.pid === c.value) || (c?.case === "tag" && p.tag === c.value)) return p;
+  }
+  throw new ConnectError("process not found", Code.NotFound);
+}
+
+// Events of p from index `from` on, then keepalives while waiting, until the end.
+async function* follow(p, from, ctx, wrap) {
+  const ping = Number(ctx.requestHeader.get("keepalive-ping-interval") || 0) * 1000;
+  let i = from;
+  for (;;) {
+    while (i < p.events.length) {
+      const ev = p.events[i++];
+      yield wrap({ event: ev });
+      if (ev.case === "end") return;
+    }
+    if (ctx.signal.aborted) return; // the stream closed; the process goes on
+    await new Promise((resolve) => {
+      const done = () => { p.waiters.delete(done); clearTimeout(t); resolve(); };
+      const t = ping > 0 ? setTimeout(() => { p.events.length === i && (p._ping = true); done(); }, ping) : null;
+      p.waiters.add(done);
+      ctx.signal.addEventListener("abort", done, { once: true });
+    });
+    if (p._ping && i === p.events.length) {
+      p._ping = false;
+      yield wrap({ event: { case: "keepalive", value: {} } });
+    }
+  }
+}
+
+const processService = {
+  async *start(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const deadline = Number(ctx.requestHeader.get("connect-timeout-ms") || 0);
+    const p = startProcess(sb, req, deadline);
+    yield* follow(p, 0, ctx, (e) => ({ event: e }));
+  },
+  async *connect(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const p = findProcess(sb, req.process);
+    // a reconnect sees the start and whatever comes next, not the past output again
+    yield { event: { event: { case: "start", value: { pid: p.pid } } } };
+    yield* follow(p, p.events.length, ctx, (e) => ({ event: e }));
+  },
+  list(_req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    return { processes: [...sb.procs.values()].filter((p) => !p.end).map((p) => ({ config: p.config, pid: p.pid, tag: p.tag })) };
+  },
+  sendInput(req, ctx) {
+    const p = findProcess(sandboxOf(ctx.requestHeader), req.process);
+    if (!p.child.stdin) throw new ConnectError("stdin is not open", Code.FailedPrecondition);
+    p.child.stdin.write(Buffer.from(req.input?.input?.value ?? []));
+    return {};
+  },
+  closeStdin(req, ctx) {
+    const p = findProcess(sandboxOf(ctx.requestHeader), req.process);
+    p.child.stdin?.end();
+    return {};
+  },
+  sendSignal(req, ctx) {
+    const p = findProcess(sandboxOf(ctx.requestHeader), req.process);
+    kill(p, req.signal === 9 ? "SIGKILL" : "SIGTERM");
+    return {};
+  },
+  update() { return {}; },
+};
+
+// ---- filesystem -----------------------------------------------------------
+const filesystemService = {
+  stat(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const { abs, host } = hostPath(sb, req.path);
+    try { return { entry: entryInfo(sb, abs, host) }; } catch (e) { throw fsError(e); }
+  },
+  makeDir(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const { abs, host } = hostPath(sb, req.path);
+    if (fs.existsSync(host)) throw new ConnectError("directory already exists", Code.AlreadyExists);
+    try { fs.mkdirSync(host, { recursive: true }); return { entry: entryInfo(sb, abs, host) }; } catch (e) { throw fsError(e); }
+  },
+  move(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const from = hostPath(sb, req.source), to = hostPath(sb, req.destination);
+    try { fs.renameSync(from.host, to.host); return { entry: entryInfo(sb, to.abs, to.host) }; } catch (e) { throw fsError(e); }
+  },
+  listDir(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const { abs, host } = hostPath(sb, req.path);
+    const depth = req.depth || 1;
+    const out = [];
+    const walk = (a, h, d) => {
+      for (const name of fs.readdirSync(h).sort()) {
+        const ca = path.posix.join(a, name), ch = path.join(h, name);
+        const e = entryInfo(sb, ca, ch);
+        out.push(e);
+        if (e.type === DIRECTORY && d < depth) walk(ca, ch, d + 1);
+      }
+    };
+    try { walk(abs, host, 1); return { entries: out }; } catch (e) { throw fsError(e); }
+  },
+  remove(req, ctx) {
+    const sb = sandboxOf(ctx.requestHeader);
+    const { host } = hostPath(sb, req.path);
+    if (!fs.existsSync(host) && !isLink(host)) throw new ConnectError("no such file or directory", Code.NotFound);
+    fs.rmSync(host, { recursive: true, force: true });
+    return {};
+  },
+};
+
+function isLink(h) {
+  try { return fs.lstatSync(h).isSymbolicLink(); } catch { return false; }
+}
+
+// ---- HTTP: /files, /health, the Connect routes -----------------------------
+const connect = connectNodeAdapter({
+  routes(router) {
+    router.service(Process, processService);
+    router.service(Filesystem, filesystemService);
+  },
+});
+
+function send(res, status, body, type = "application/json") {
+  res.writeHead(status, { "content-type": type });
+  res.end(typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body));
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const parts = [];
+    req.on("data", (c) => parts.push(c));
+    req.on("end", () => resolve(Buffer.concat(parts)));
+    req.on("error", reject);
+  });
+}
+
+// The one file of a multipart/form-data body (field "file").
+function multipartFile(body, type) {
+  const b = /boundary=(?:"([^"]+)"|([^;]+))/.exec(type);
+  if (!b) return null;
+  const sep = Buffer.from("--" + (b[1] || b[2]));
+  let at = body.indexOf(sep);
+  while (at >= 0) {
+    const next = body.indexOf(sep, at + sep.length);
+    if (next < 0) break;
+    const part = body.subarray(at + sep.length + 2, next - 2); // CRLF after the boundary, before the next
+    const head = part.indexOf("\r\n\r\n");
+    if (head >= 0 && /name="file"/.test(part.subarray(0, head).toString())) return part.subarray(head + 4);
+    at = next;
+  }
+  return null;
+}
+
+async function files(req, res, url) {
+  let sb;
+  try {
+    sb = sandboxOf(req.headers);
+  } catch (e) {
+    return send(res, e.code === Code.NotFound ? 502 : 401, { code: e.code === Code.NotFound ? 502 : 401, message: e.rawMessage });
+  }
+  let p;
+  try { p = hostPath(sb, url.searchParams.get("path")); } catch (e) { return send(res, 400, { code: 400, message: e.rawMessage }); }
+  if (req.method === "GET") {
+    try {
+      const st = fs.statSync(p.host);
+      if (st.isDirectory()) return send(res, 400, { code: 400, message: "path is a directory" });
+      return send(res, 200, fs.readFileSync(p.host), "application/octet-stream");
+    } catch (e) {
+      return send(res, e.code === "ENOENT" ? 404 : 500, { code: e.code === "ENOENT" ? 404 : 500, message: e.message });
+    }
+  }
+  if (req.method === "POST") {
+    const body = await readBody(req);
+    const type = req.headers["content-type"] || "";
+    const data = type.startsWith("multipart/") ? multipartFile(body, type) : body;
+    if (!data) return send(res, 400, { code: 400, message: "no file in the request" });
+    try {
+      fs.mkdirSync(path.dirname(p.host), { recursive: true });
+      fs.writeFileSync(p.host, data);
+      return send(res, 200, [{ name: path.posix.basename(p.abs), type: "file", path: p.abs }]);
+    } catch (e) {
+      return send(res, e.code === "EISDIR" ? 400 : 500, { code: 400, message: e.message });
+    }
+  }
+  return send(res, 405, { code: 405, message: "method not allowed" });
+}
+
+const envd = http.createServer((req, res) => {
+  const url = new URL(req.url, "http://envd");
+  if (url.pathname === "/health") return send(res, 204, "");
+  if (url.pathname === "/files") return files(req, res, url).catch((e) => send(res, 500, { code: 500, message: String(e) }));
+  return connect(req, res);
+});
+
+// ---- the control plane ----------------------------------------------------
+function newSandbox(body) {
+  const id = "sbx" + randomBytes(6).toString("hex");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-"));
+  fs.mkdirSync(path.join(root, HOME), { recursive: true });
+  const sb = {
+    id, root, token: randomBytes(16).toString("hex"), template: body.templateID || "base", metadata: body.metadata || {},
+    envs: body.envVars || {}, procs: new Map(), started: new Date(),
+  };
+  sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000;
+  sandboxes.set(id, sb);
+  return sb;
+}
+
+function destroy(sb) {
+  for (const p of sb.procs.values()) if (!p.end) kill(p, "SIGKILL");
+  sandboxes.delete(sb.id);
+  fs.rmSync(sb.root, { recursive: true, force: true });
+}
+
+setInterval(() => { // a sandbox past its timeout is killed, as the engine does
+  for (const sb of sandboxes.values()) if (Date.now() > sb.timeoutAt) destroy(sb);
+}, 250).unref();
+
+function info(sb) {
+  return {
+    sandboxID: sb.id, templateID: sb.template, clientID: "peer", envdVersion: ENVD_VERSION, envdAccessToken: sb.token,
+    trafficAccessToken: null, domain: null, alias: sb.template, metadata: sb.metadata, startedAt: sb.started.toISOString(),
+    endAt: new Date(sb.timeoutAt).toISOString(), state: "running", cpuCount: 2, memoryMB: 512, diskSizeMB: 1024,
+  };
+}
+
+const api = http.createServer(async (req, res) => {
+  if (req.headers["x-api-key"] !== KEY) return send(res, 401, { code: 401, message: "Invalid API key" });
+  const url = new URL(req.url, "http://api");
+  url.pathname = url.pathname.replace(/^\/v2\//, "/"); // E2B's v1 and v2 routes take the same bodies here
+  const body = req.method === "POST" ? JSON.parse((await readBody(req)).toString() || "{}") : {};
+  const m = /^\/sandboxes\/([^/]+)(\/[a-z]+)?$/.exec(url.pathname);
+  const sb = m && sandboxes.get(m[1]);
+  if (req.method === "POST" && url.pathname === "/sandboxes") return send(res, 201, info(newSandbox(body)));
+  if (req.method === "GET" && (url.pathname === "/v2/sandboxes" || url.pathname === "/sandboxes"))
+    return send(res, 200, [...sandboxes.values()].map(info));
+  if (m && !sb) return send(res, 404, { code: 404, message: `sandbox "${m[1]}" not found` });
+  if (m && req.method === "GET" && !m[2]) return send(res, 200, info(sb));
+  if (m && req.method === "DELETE" && !m[2]) { destroy(sb); return send(res, 204, ""); }
+  if (m && req.method === "POST" && m[2] === "/timeout") { sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000; return send(res, 204, ""); }
+  if (m && req.method === "POST" && m[2] === "/connect") {
+    sb.timeoutAt = Math.max(sb.timeoutAt, Date.now() + (body.timeout ?? 15) * 1000);
+    return send(res, 200, info(sb));
+  }
+  return send(res, 404, { code: 404, message: "not found" });
+});
+
+const listen = (srv) => new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve(srv.address().port)));
+const [apiPort, envdPort] = await Promise.all([listen(api), listen(envd)]);
+process.stdout.write(JSON.stringify({ api: `http://127.0.0.1:${apiPort}`, envd: `http://127.0.0.1:${envdPort}` }) + "\n");
+const bye = () => { for (const sb of [...sandboxes.values()]) destroy(sb); process.exit(0); };
+process.on("SIGTERM", bye);
+process.on("SIGINT", bye);
+const parent = Number(opt("--parent", 0));
+if (parent > 0) {
+  setInterval(() => { // the test that started it went away
+    try { process.kill(parent, 0); } catch { bye(); }
+  }, 500).unref();
+}
