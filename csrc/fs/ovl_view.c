@@ -177,12 +177,12 @@ int sb_ovl_lookup(const ovl *ov, const char *path, size_t len, bool follow, onod
   size_t rlens[DEPTH_MAX];
   int sp = 0, hops = 0, ret = 0;
   size_t orig = 0; /* where buf's own components start (before: link text) */
-  mdir cur = {{sb_ovl_dup_fd(ov->root[UP]), sb_ovl_dup_fd(ov->root[LO])}};
   size_t pos = 0, end = len;
   sb_ovl_node_init(n);
-  if (len > SB_PATH_MAX) ret = -ENAMETOOLONG;
-  else if (cur.fd[UP] < 0 || cur.fd[LO] < 0) ret = cur.fd[UP] < 0 ? cur.fd[UP] : cur.fd[LO];
-  memcpy(buf, path, len < WORK_MAX ? len : WORK_MAX);
+  if (len > SB_PATH_MAX) return -ENAMETOOLONG;
+  mdir cur = {{sb_ovl_dup_fd(ov->root[UP]), sb_ovl_dup_fd(ov->root[LO])}};
+  if (cur.fd[UP] < 0 || cur.fd[LO] < 0) ret = cur.fd[UP] < 0 ? cur.fd[UP] : cur.fd[LO];
+  memcpy(buf, path, len);
   buf[end] = '\0';
   while (ret == 0) {
     size_t clen, b = sb_path_next(buf, &pos, end, &clen);
