@@ -69,6 +69,22 @@ local function planted_dir(name)
   return dir
 end
 
+-- Run n seeded sequences on the factories; a divergence fails with a minimal
+-- reproduction. Returns how many operations ran.
+local function run_seeds(factories, n)
+  local ops_run = 0
+  for seed = SEED, SEED + n - 1 do
+    local ops = diff.gen_sequence(seed, LEN)
+    local bad = diff.run(factories, ops)
+    if bad then
+      local small, sbad = diff.shrink(factories, ops)
+      error(diff.report(factories, seed, small, sbad), 0)
+    end
+    ops_run = ops_run + #ops
+  end
+  return ops_run
+end
+
 describe("differential testing", function()
   it("random sequences over a tree in the base agree on the container and both overlays", function()
     local n = math.max(1, math.floor(N / 10))
@@ -93,14 +109,7 @@ describe("differential testing", function()
         return assert(sandbox.overlay { base_dir = planted_dir("difft-ov"), exec = false, allow_escaping_links = true })
       end)
     end
-    for seed = SEED, SEED + n - 1 do
-      local ops = diff.gen_sequence(seed, LEN)
-      local bad = diff.run(factories, ops)
-      if bad then
-        local small, sbad = diff.shrink(factories, ops)
-        error(diff.report(factories, seed, small, sbad), 0)
-      end
-    end
+    run_seeds(factories, n)
     io.write(("\n  differential over a base tree: %d sequences, %d backends, no divergence"):format(n, #factories))
   end)
 
@@ -116,16 +125,7 @@ describe("differential testing", function()
     if ov then factories[#factories + 1] = ov end
     local ovu = overlay(true)
     factories[#factories + 1] = ovu
-    local ops_run = 0
-    for seed = SEED, SEED + N - 1 do
-      local ops = diff.gen_sequence(seed, LEN)
-      local bad = diff.run(factories, ops)
-      if bad then
-        local small, sbad = diff.shrink(factories, ops)
-        error(diff.report(factories, seed, small, sbad), 0)
-      end
-      ops_run = ops_run + #ops
-    end
+    local ops_run = run_seeds(factories, N)
     if ov then ov.close() end
     ovu.close()
     io.write(("\n  differential: %d sequences, %d operations, %d backends, no divergence"):format(
