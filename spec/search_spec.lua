@@ -270,3 +270,45 @@ describe("grep against ripgrep on a real source tree", function()
     end)
   end
 end)
+
+-- Patterns whose required literal is not plain text, or that can see past
+-- the end of a line, are judged one line at a time, as rg -P does (both
+-- were fuzz findings: a wrong prefilter literal, a lookahead at "\n").
+describe("grep's line semantics, against rg -P", function()
+  local have_rg = os.execute("command -v rg >/dev/null 2>&1")
+  local TEXT = "x\nb\nya\nAB c12\n z\nfoo bar\n\tend\nxa\n"
+  local CASES = {
+    "\\Pz", "\\p{Lu}B", "\\x41B", "(a)x\\1", "[xy](?![^a])", "[xy](?=[^a])", "x(?=\\n)",
+    "(?<=\\n)b", "\\Ab", "c12\\z", "\\Kb", "[a-z]$", "^\\s", "o\\b",
+  }
+  local dir, sbs
+  setup(function()
+    dir = backends.tmpdir("rgline")
+    local f = assert(io.open(dir .. "/t.txt", "wb"))
+    f:write(TEXT)
+    f:close()
+    sbs = {
+      virtual = sandbox.virtual(),
+      container = assert(sandbox.container { base_dir = dir, confine = false }),
+    }
+    assert(sbs.virtual:write_file("t.txt", TEXT))
+  end)
+  teardown(function()
+    for _, sb in pairs(sbs) do sb:dispose() end
+    backends.cleanup()
+  end)
+  for _, pat in ipairs(CASES) do
+    it(("%s: the lines rg -P reports"):format(pat), function()
+      assert.truthy(have_rg, "ripgrep is needed (apt-get install ripgrep)")
+      local want = {}
+      for _, l in ipairs(sh.lines(("rg --no-config -P -n -e %s %s/t.txt; true"):format(sh.quote(pat), dir))) do
+        want[#want + 1] = tonumber(l:match("^(%d+):"))
+      end
+      for name, sb in pairs(sbs) do
+        local got = {}
+        for _, h in ipairs(assert(sb:grep(pat, { mode = "content" }))) do got[#got + 1] = h.line end
+        assert.same(want, got, name)
+      end
+    end)
+  end
+end)

@@ -84,7 +84,9 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
     }
     if (c == '\\') {
       if (i + 1 >= n) return 0;
-      if (pat[i + 1] == 'Q') return 0;
+      /* \Q quotes; \p \P \x \o \c \N \g \k and digits take an argument
+       * whose bytes are not literals: no prefilter rather than a wrong one */
+      if (strchr("QpPxocNgk0123456789", pat[i + 1])) return 0;
       lit = escaped_literal(pat[i + 1]);
       i++;
       if (!lit) {
@@ -109,6 +111,18 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
   END_RUN();
 #undef END_RUN
   return best;
+}
+
+/* Constructs whose meaning in a whole buffer is not their meaning in one
+ * line: a lookaround can see past the newline, \K moves the match start,
+ * \A \z \Z \G mean the buffer's ends. Such a pattern is run on each line
+ * alone, as grep's line semantics ask. */
+static bool needs_lines(const char *pat, size_t n) {
+  static const char *const forms[] = {"(?=", "(?!", "(?<", "(*pla", "(*nla", "(*plb", "(*nlb",
+                                      "(*pos", "(*neg", "\\K", "\\A", "\\z", "\\Z", "\\G"};
+  for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
+    if (memmem(pat, n, forms[i], strlen(forms[i]))) return true;
+  return false;
 }
 
 /* ---- compile ------------------------------------------------------------- */
@@ -147,6 +161,7 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
    * 16-byte loads that reach past a subject's end within its last block) */
   m->jit = !getenv("SANDBOX_NO_JIT") && pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0;
   if (!literal && !icase) m->prelen = sb_required_literal(pat, n, m->pre, sizeof m->pre);
+  m->per_line = !literal && !multiline && needs_lines(pat, n);
   return SB_OK;
 }
 
@@ -294,6 +309,15 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
           pos = le + 1;
           continue;
         }
+      }
+    } else if (m->per_line) {
+      ls = pos;
+      le = line_end(buf, len, pos);
+      int rc = line_matches(m, st, buf, ls, le);
+      if (rc < 0) return rc;
+      if (rc == 0) {
+        pos = le + 1;
+        continue;
       }
     } else {
       int rc = run(m, st, buf, len, pos);

@@ -20,6 +20,7 @@
 typedef struct sb_matcher {
   bool literal;   /* fixed string, case-sensitive: memmem only */
   bool multiline; /* a match may span lines */
+  bool per_line;  /* judged one line at a time: lookaround, \K, \A, \z... */
   const char *needle; /* the literal (borrowed from the caller) */
   size_t nlen;
   pcre2_code *code; /* NULL for a case-sensitive literal */
