@@ -34,7 +34,7 @@ UV_LINK := -luv -lcurl -lpcre2-8 -lpthread
 # The C core, one folder per part (see the README's Architecture): the front
 # door (base), file-system backends (fs), commands (exec), confinement,
 # network, search, review (diffs), and the Lua binding (lua).
-PARTS := base fs exec confine net search review lua
+PARTS := base fs exec confine net remote search review lua
 SRC := $(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c))
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
 DEP := $(OBJ:.o=.d)
@@ -100,7 +100,8 @@ embed: $(BUILD)/examples/embed-host
 
 # C test hosts used by the specs
 TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper $(BUILD)/test/probe \
-           $(BUILD)/test/attack $(BUILD)/test/no_ns $(BUILD)/test/seccomp_eval
+           $(BUILD)/test/attack $(BUILD)/test/no_ns $(BUILD)/test/seccomp_eval \
+           $(BUILD)/test/json_echo
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iexamples/embed -o $@ $< $(LUA_LIB) -lm
@@ -112,6 +113,10 @@ $(BUILD)/test/probe $(BUILD)/test/attack $(BUILD)/test/no_ns: $(BUILD)/test/%: s
 $(BUILD)/test/seccomp_eval: spec/c/seccomp_eval.c csrc/confine/seccomp.c csrc/confine/seccomp.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/seccomp_eval.c csrc/confine/seccomp.c
+# the remote protocol's JSON and base64, checked against Node's
+$(BUILD)/test/json_echo: spec/c/json_echo.c csrc/net/json.c csrc/net/json.h csrc/base/mem.c csrc/base/err.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/json_echo.c csrc/net/json.c csrc/base/mem.c csrc/base/err.c $(LUA_LIB)
 all: $(TESTBIN)
 
 test: $(MODULE) $(TESTBIN)

@@ -50,9 +50,10 @@ describe("embedding", function()
     -- the callback's error reached the host's handler; the host went on
     assert.matches("%[host%] a script callback failed %(on_stdout of process %d+%): .*choked on tick", out)
     assert.matches("1 callback errors", out, nil, true)
-    -- poll never waits for a command (they run 100+ ms; a frame gets ~16 ms)
+    -- poll never waits for a command (one that waited would stall 100+ ms, the
+    -- gap between outputs; a frame gets ~16 ms, a loaded machine adds noise)
     local worst = tonumber(out:match("worst ([%d.]+) ms"))
-    assert.is_true(worst < 50, "a call into the script took " .. tostring(worst) .. " ms: poll blocked")
+    assert.is_true(worst < 90, "a call into the script took " .. tostring(worst) .. " ms: poll blocked")
     assert.matches("closed: 0 bytes still allocated", out, nil, true)
   end)
 

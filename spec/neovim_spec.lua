@@ -41,7 +41,10 @@ describe("Neovim as a host", function()
     assert.equal(202, R.lines) -- the buffer's first empty line, 200 lines, the exit line
     assert.equal("[exit 0]", R.last_line)
     assert.is_false(R.running)
-    assert.is_true(R.longest_stall_ms < 20, "longest stall " .. tostring(R.longest_stall_ms) .. " ms")
+    -- the command ends with a quiet second: a call that waited on it from
+    -- the editor's loop would stall the timer for that second; scheduling
+    -- noise on a loaded machine stays far below half of it
+    assert.is_true(R.longest_stall_ms < 500, "longest stall " .. tostring(R.longest_stall_ms) .. " ms")
   end)
 
   it("leaves no process behind once Neovim quits", function()

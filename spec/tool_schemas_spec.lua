@@ -51,12 +51,7 @@ local function export_all(tools)
 end
 
 local function check(payload)
-  local file = os.tmpname()
-  local f = assert(io.open(file, "w"))
-  f:write(json.encode(payload))
-  f:close()
-  local ok, out = sh.run(("NPM_DIR=%s node spec/js/check_schemas.mjs %s"):format(sh.quote(NPM), file))
-  os.remove(file)
+  local ok, out = sh.run_on_file(json.encode(payload), "NPM_DIR=" .. sh.quote(NPM) .. " node spec/js/check_schemas.mjs %s")
   assert(ok, out)
   return assert(json.decode(out:match("([^\n]+)\n?$")), out)
 end

@@ -30,7 +30,7 @@ local ok, err = pcall(function()
   R.write = S.tool("write_file", { path = "hello.txt", content = "hi\n" })
   R.read = S.tool("read_file", { path = "hello.txt" })
   R.loop_is_neovims = uv.version_string()
-  local buf, h = S.run("/bin/sh", { "-c", "i=0; while [ $i -lt 200 ]; do echo line $i; i=$((i+1)); sleep 0.005; done" })
+  local buf, h = S.run("/bin/sh", { "-c", "i=0; while [ $i -lt 200 ]; do echo line $i; i=$((i+1)); sleep 0.005; done; sleep 1" })
   R.pid = h.pid
   local last, worst, ticks = uv.hrtime(), 0, 0
   local timer = uv.new_timer()

@@ -21,6 +21,18 @@ function M.run(cmd)
   return rc == "0", body
 end
 
+--- M.run on a command given the bytes of a temporary file: each %s in cmd
+--- is the file's quoted path; the file is gone afterwards.
+function M.run_on_file(content, cmd)
+  local file = os.tmpname()
+  local f = assert(io.open(file, "wb"))
+  f:write(content)
+  f:close()
+  local ok, out = M.run((cmd:gsub("%%s", (M.quote(file):gsub("%%", "%%%%")))))
+  os.remove(file)
+  return ok, out
+end
+
 function M.lines(cmd)
   local ok, out = M.run(cmd)
   assert(ok, out)
