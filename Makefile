@@ -101,7 +101,7 @@ embed: $(BUILD)/examples/embed-host
 # C test hosts used by the specs
 TESTBIN := $(BUILD)/test/alloc_cap $(BUILD)/test/mksock $(BUILD)/test/swapper $(BUILD)/test/probe \
            $(BUILD)/test/attack $(BUILD)/test/no_ns $(BUILD)/test/seccomp_eval \
-           $(BUILD)/test/json_echo
+           $(BUILD)/test/json_echo $(BUILD)/test/remote_probe
 $(BUILD)/test/%: spec/c/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iexamples/embed -o $@ $< $(LUA_LIB) -lm
@@ -117,6 +117,11 @@ $(BUILD)/test/seccomp_eval: spec/c/seccomp_eval.c csrc/confine/seccomp.c csrc/co
 $(BUILD)/test/json_echo: spec/c/json_echo.c csrc/net/json.c csrc/net/json.h csrc/base/mem.c csrc/base/err.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/json_echo.c csrc/net/json.c csrc/base/mem.c csrc/base/err.c $(LUA_LIB)
+# the remote engine's client, against the E2B test peer
+$(BUILD)/test/remote_probe: spec/c/remote_probe.c csrc/remote/client.c csrc/remote/connect.c csrc/net/json.c \
+                            csrc/base/mem.c csrc/base/err.c $(wildcard csrc/remote/*.h) csrc/net/json.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB) -lcurl -lm
 all: $(TESTBIN)
 
 test: $(MODULE) $(TESTBIN)

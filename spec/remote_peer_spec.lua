@@ -5,50 +5,16 @@
 -- against it first (spec/js/e2b/sdk_check.mjs); the backend's tests build
 -- on it. What the peer must refuse is checked too: a peer that accepts
 -- anything would make the remote tests meaningless.
-local json = require "sandbox.json"
 local sh = require "support.sh"
 
-local NPM = sh.build:gsub("/build[^/]*$", "/build/npm")
-local JS = (os.getenv("PWD") or ".") .. "/spec/js/e2b"
-
--- Start a peer; returns its URLs and a stop function. The peer also exits
--- when this process is gone (it watches our pid), so no peer outlives a
--- crashed run.
-local function start_peer(key)
-  local f = assert(io.open("/proc/self/stat"))
-  local me = f:read("*l"):match("^(%d+)")
-  f:close()
-  local out = os.tmpname()
-  local _, pid = sh.run(("NPM_DIR=%s node %s/peer.mjs --key %s --parent %s > %s 2>&1 < /dev/null & echo $!"):format(
-    sh.quote(NPM), sh.quote(JS), sh.quote(key), me, sh.quote(out)))
-  local urls
-  for _ = 1, 100 do
-    local line = (sh.read_file(out) or ""):match("^([^\n]*)\n")
-    if line and line:match("^{") then urls = json.decode(line) break end
-    sh.run("sleep 0.1")
-  end
-  assert(urls, "the peer did not start: " .. tostring(sh.read_file(out)))
-  return urls, function()
-    sh.run("kill " .. pid:match("%d+") .. " 2>/dev/null; sleep 0.2")
-    os.remove(out)
-  end
-end
-
--- One HTTP request with curl: status, body.
-local function http(method, url, headers, body)
-  local h = {}
-  for k, v in pairs(headers or {}) do h[#h + 1] = "-H " .. sh.quote(k .. ": " .. v) end
-  local ok, out = sh.run(("curl -s -o - -w '\\n%%{http_code}' -X %s %s %s %s"):format(
-    method, table.concat(h, " "), body and ("--data-binary " .. sh.quote(body)) or "", sh.quote(url)))
-  assert(ok, out)
-  local text, code = out:match("^(.*)\n(%d+)$")
-  return tonumber(code), text
-end
+local peer_lib = require "support.e2b_peer"
+local http = peer_lib.http
+local NPM, JS = peer_lib.NPM, peer_lib.JS
 
 describe("the E2B test peer", function()
-  local urls, stop
-  setup(function() urls, stop = start_peer("peer-key") end)
-  teardown(function() if stop then stop() end end)
+  local urls
+  setup(function() urls = peer_lib.start("peer-key") end)
+  teardown(function() if urls then urls.stop() end end)
 
   it("is accepted by E2B's official SDK: files, commands, timeouts, background, reconnect, kill, lifecycle", function()
     local ok, out = sh.run(("NPM_DIR=%s node %s/sdk_check.mjs %s %s peer-key"):format(
@@ -62,10 +28,7 @@ describe("the E2B test peer", function()
 
   it("refuses a wrong API key and a wrong access token, and a sandbox that is gone", function()
     assert.equal(401, (http("POST", urls.api .. "/v2/sandboxes", { ["X-API-Key"] = "wrong" }, "{}")))
-    local code, body = http("POST", urls.api .. "/v2/sandboxes", { ["X-API-Key"] = "peer-key",
-      ["Content-Type"] = "application/json" }, '{"templateID":"base","timeout":30}')
-    assert.equal(201, code)
-    local sbx = json.decode(body)
+    local sbx = peer_lib.create(urls, "peer-key", 30)
     local rpc = urls.envd .. "/filesystem.Filesystem/Stat"
     local function stat(token)
       return http("POST", rpc, { ["Content-Type"] = "application/json", ["Connect-Protocol-Version"] = "1",

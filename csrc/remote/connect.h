@@ -50,9 +50,10 @@ int sb_connect_envelope(const sb_mem *m, sb_buf *out, unsigned flags, const char
  * code an HTTP status means when the body is not a Connect error. */
 sb_code sb_connect_code(const char *name);
 sb_code sb_connect_http_code(long status);
-/* A failure from a Connect error document ({"code", "message"}) at token at
- * of d: "envd: <message>" with the mapped code; without one, from the HTTP
- * status. `what` names the call ("Stat", "ListDir"). Returns the code. */
+/* A failure from an error document ({"code", "message"}) at token at of d
+ * (NULL: none): "remote: <what>: <message>" with the Connect code mapped, or
+ * without a Connect code the HTTP status's (REST errors carry a number).
+ * `what` names the call ("Stat", "create sandbox"). Returns the code. */
 sb_code sb_connect_fail(const sb_json *d, size_t at, long status, const char *what, sb_err *e);
 
 #endif

@@ -1,0 +1,81 @@
+/* Test host for csrc/remote/client.c against the E2B test peer: one call
+ * per run, its outcome on stdout, one line per event (flushed, so a spec can
+ * act between a stream's messages).
+ *   remote_probe unary  URL WHAT JSON IDLE [HEADER...]   ok <reply> | err <CODE>: <msg>
+ *   remote_probe stream URL WHAT JSON IDLE [HEADER...]   msg <message>... then ok | err
+ *   remote_probe call METHOD URL WHAT BODY [HEADER...]   status <N> <body>
+ * Timeouts: connect 5 s, call 10 s, idle IDLE s. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/client.h"
+
+static void print_json(const sb_mem *m, const sb_json *d) {
+  sb_jw w;
+  sb_err e = {0};
+  sb_jw_init(&w, m);
+  sb_jw_value(&w, d, 0);
+  if (sb_jw_finish(&w, &e) == SB_OK) printf("%s\n", w.b.p);
+  else printf("(unwritable: %s)\n", e.msg ? e.msg : "");
+  sb_buf_free(m, &w.b);
+}
+
+static sb_code on_msg(void *ud, unsigned flags, const char *msg, size_t len, sb_err *e) {
+  const sb_mem *m = ud;
+  sb_json d;
+  (void)flags;
+  if (sb_json_parse(&d, m, msg, len, e) != SB_OK) {
+    sb_json_free(&d);
+    return e->code;
+  }
+  printf("msg ");
+  print_json(m, &d);
+  fflush(stdout);
+  sb_json_free(&d);
+  return SB_OK;
+}
+
+static int outcome(sb_code c, const sb_err *e) {
+  if (c == SB_OK) printf("ok\n");
+  else printf("err %s: %s\n", sb_code_name(c), e->msg ? e->msg : sb_code_text(c));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) return fprintf(stderr, "usage: see the comment in spec/c/remote_probe.c\n"), 2;
+  sb_mem m;
+  sb_mem_init_plain(&m);
+  sb_err e = {0};
+  sb_rtimeouts t = {.connect = 5, .call = 10, .idle = atof(argv[5])};
+  sb_rreq rq = {.method = "POST", .url = argv[2], .what = argv[3], .body = argv[4], .blen = strlen(argv[4])};
+  int h = 0;
+  const char *mode = argv[1];
+  if (strcmp(mode, "call") == 0) {
+    rq.method = argv[2], rq.url = argv[3], rq.what = argv[4], rq.body = *argv[5] ? argv[5] : NULL;
+    rq.blen = strlen(argv[5]);
+  } else {
+    rq.headers[h++] = "Connect-Protocol-Version: 1";
+    rq.headers[h++] = strcmp(mode, "stream") == 0 ? "Content-Type: application/connect+json" : "Content-Type: application/json";
+  }
+  for (int i = 6; i < argc && h < SB_RHEADERS_MAX - 1; i++) rq.headers[h++] = argv[i];
+  if (strcmp(mode, "call") == 0) {
+    sb_rresp rs;
+    sb_code c = sb_remote_call(&m, &t, &rq, &rs, &e);
+    if (c == SB_OK) printf("status %ld %.*s\n", rs.status, (int)rs.body.len, rs.body.p ? rs.body.p : "");
+    else outcome(c, &e);
+    sb_buf_free(&m, &rs.body);
+    return 0;
+  }
+  if (strcmp(mode, "unary") == 0) {
+    sb_json d;
+    sb_code c = sb_remote_unary(&m, &t, &rq, &d, &e);
+    if (c == SB_OK) {
+      printf("ok ");
+      print_json(&m, &d);
+    } else outcome(c, &e);
+    sb_json_free(&d);
+    return 0;
+  }
+  return outcome(sb_remote_stream(&m, &t, &rq, on_msg, &m, &e), &e);
+}

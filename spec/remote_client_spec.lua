@@ -1,0 +1,120 @@
+-- The remote engine's client (csrc/remote/client.c, SPEC §15) against the
+-- E2B test peer, through a test host that makes one call per run
+-- (spec/c/remote_probe.c): unary Connect calls and their errors in the
+-- sandbox's vocabulary, server streams message by message, and what E2B's
+-- users trip over: a stream that goes quiet (a stalled link, a stopped
+-- engine) fails with EIO within its idle limit instead of hanging (E2B
+-- #1128), keepalives keep a quiet command's stream alive, a dropped
+-- connection is EIO, and no key or token ever appears in a message.
+local sh = require "support.sh"
+local peer_lib = require "support.e2b_peer"
+
+local PROBE = sh.build .. "/test/remote_probe"
+local KEY = "client-key"
+local clock = require("sandbox.core").clock
+
+describe("the remote client", function()
+  local peer, sbx
+
+  local function auth(token)
+    return sh.quote("E2b-Sandbox-Id: " .. sbx.sandboxID) .. " " .. sh.quote("X-Access-Token: " .. (token or sbx.envdAccessToken))
+  end
+  local function probe(mode, url, what, body, idle, extra)
+    local ok, out = sh.run(("%s %s %s %s %s %s %s"):format(PROBE, mode, sh.quote(url), what, sh.quote(body),
+      tostring(idle or 5), extra or ""))
+    assert(ok, out)
+    return out
+  end
+  local function start(script, idle, extra)
+    return probe("stream", peer.envd .. "/process.Process/Start", "Start",
+      ('{"process":{"cmd":"/bin/sh","args":["-c",%q]},"stdin":false}'):format(script), idle, auth() .. " " .. (extra or ""))
+  end
+
+  setup(function()
+    peer = peer_lib.start(KEY)
+    sbx = peer_lib.create(peer, KEY)
+  end)
+  teardown(function() if peer then peer.stop() end end)
+
+  it("makes unary calls, and gives Connect's errors in the sandbox's codes", function()
+    local stat = peer.envd .. "/filesystem.Filesystem/Stat"
+    assert.matches('^ok {"entry":{"name":"user","type":"FILE_TYPE_DIRECTORY"', probe("unary", stat, "Stat", '{"path":"/home/user"}', 5, auth()))
+    assert.matches("^err ENOENT: remote: Stat: ", probe("unary", stat, "Stat", '{"path":"/home/user/none"}', 5, auth()))
+    local refused = probe("unary", stat, "Stat", '{"path":"/home/user"}', 5, auth("wrong-token"))
+    assert.matches("^err EACCES: remote: Stat: invalid access token", refused)
+    assert.is_nil(refused:find("wrong-token", 1, true))
+  end)
+
+  it("reads a stream message by message to its end", function()
+    local out = start("echo hi; echo err >&2; exit 3")
+    assert.matches('^msg {"event":{"start":{"pid":%d+}}}\n', out)
+    assert.matches('\nmsg {"event":{"data":{"stdout":"aGkK"}}}\n', out, nil, true)
+    assert.matches('\nmsg {"event":{"data":{"stderr":"ZXJyCg=="}}}\n', out, nil, true)
+    assert.matches('\nmsg {"event":{"end":{"exitCode":3,"exited":true,"status":"exit status 3"}}}\nok\n?$', out)
+  end)
+
+  it("fails a stream that goes quiet with EIO within its idle limit, never hangs", function()
+    local t = clock()
+    local out = start("sleep 8; echo late", 1)
+    local took = clock() - t
+    assert.matches("\nerr EIO: remote: Start: no data for 1 s %(the link or the sandbox is gone%)\n?$", out)
+    assert.is_nil(out:find("late", 1, true))
+    assert.is_true(took < 6, "took " .. took .. " s") -- the command would take 8
+  end)
+
+  it("keeps a quiet command's stream alive with envd's keepalives", function()
+    local out = start("sleep 3; echo done", 1.5, sh.quote("Keepalive-Ping-Interval: 1"))
+    assert.matches('"keepalive":{}', out, nil, true)
+    assert.matches('"stdout":"ZG9uZQo="', out, nil, true) -- "done\n"
+    assert.matches("\nok\n?$", out)
+  end)
+
+  it("fails with EIO when the engine stops answering mid-stream (a stalled link)", function()
+    local p = sh.popen(("%s stream %s Start %s 2 %s %s"):format(PROBE, sh.quote(peer.envd .. "/process.Process/Start"),
+      sh.quote('{"process":{"cmd":"/bin/sh","args":["-c","sleep 1; echo one; sleep 1; echo two"]},"stdin":false}'),
+      auth(), sh.quote("Keepalive-Ping-Interval: 1")))
+    assert.matches('"start"', p:read("*l"))
+    sh.run("kill -STOP " .. peer.pid)
+    local t = clock()
+    local rest = p:read("*a")
+    p:close()
+    sh.run("kill -CONT " .. peer.pid)
+    assert.matches("err EIO: remote: Start: no data for 2 s", rest, nil, true)
+    assert.is_true(clock() - t < 6)
+  end)
+
+  it("fails with EIO when the connection drops before the stream's end", function()
+    local other = peer_lib.start(KEY)
+    local osbx = peer_lib.create(other, KEY)
+    local p = sh.popen(("%s stream %s Start %s 5 %s %s"):format(PROBE, sh.quote(other.envd .. "/process.Process/Start"),
+      sh.quote('{"process":{"cmd":"/bin/sh","args":["-c","sleep 5"]},"stdin":false}'),
+      sh.quote("E2b-Sandbox-Id: " .. osbx.sandboxID), sh.quote("X-Access-Token: " .. osbx.envdAccessToken)))
+    assert.matches('"start"', p:read("*l"))
+    sh.run("kill -KILL " .. other.pid)
+    local rest = p:read("*a")
+    p:close()
+    other.stop()
+    assert.matches("^err EIO: remote: Start: ", rest)
+    assert.is_nil(rest:find(osbx.envdAccessToken, 1, true))
+  end)
+
+  it("fails with EIO, naming the call, when nothing listens", function()
+    local out = probe("unary", "http://127.0.0.1:9/filesystem.Filesystem/Stat", "Stat", '{"path":"/"}', 5)
+    assert.matches("^err EIO: remote: Stat: ", out)
+  end)
+
+  it("speaks the REST control plane: create, refuse a wrong key, kill", function()
+    local function call(method, url, body, key)
+      local ok, out = sh.run(("%s call %s %s sandboxes %s %s %s"):format(PROBE, method, sh.quote(url), sh.quote(body or ""),
+        sh.quote("X-API-Key: " .. key), sh.quote("Content-Type: application/json")))
+      assert(ok, out)
+      return out
+    end
+    local made = call("POST", peer.api .. "/v2/sandboxes", '{"templateID":"base","timeout":30}', KEY)
+    local id = made:match('^status 201 {.*"sandboxID":"([^"]+)"')
+    assert.truthy(id, made)
+    assert.matches("^status 401 ", call("POST", peer.api .. "/v2/sandboxes", "{}", "wrong"))
+    assert.matches("^status 204", call("DELETE", peer.api .. "/sandboxes/" .. id, nil, KEY))
+    assert.matches("^status 404 ", call("DELETE", peer.api .. "/sandboxes/" .. id, nil, KEY))
+  end)
+end)

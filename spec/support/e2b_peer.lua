@@ -1,0 +1,54 @@
+-- The E2B test peer (spec/js/e2b/peer.mjs) for the specs: start one, and
+-- make a sandbox on it. The peer exits when the process that started it is
+-- gone (it watches our pid), so no peer outlives a crashed run.
+local json = require "sandbox.json"
+local sh = require "support.sh"
+
+local M = {}
+
+M.NPM = sh.build:gsub("/build[^/]*$", "/build/npm")
+M.JS = (os.getenv("PWD") or ".") .. "/spec/js/e2b"
+
+--- A running peer: {api =, envd =, pid =, stop = fn}.
+function M.start(key)
+  local f = assert(io.open("/proc/self/stat"))
+  local me = f:read("*l"):match("^(%d+)")
+  f:close()
+  local out = os.tmpname()
+  local _, pid = sh.run(("NPM_DIR=%s exec node %s/peer.mjs --key %s --parent %s > %s 2>&1 < /dev/null & echo $!"):format(
+    sh.quote(M.NPM), sh.quote(M.JS), sh.quote(key), me, sh.quote(out)))
+  local peer
+  for _ = 1, 100 do
+    local line = (sh.read_file(out) or ""):match("^([^\n]*)\n")
+    if line and line:match("^{") then peer = json.decode(line) break end
+    sh.run("sleep 0.1")
+  end
+  assert(peer, "the peer did not start: " .. tostring(sh.read_file(out)))
+  peer.pid = pid:match("%d+")
+  function peer.stop()
+    sh.run("kill -CONT " .. peer.pid .. " 2>/dev/null; kill " .. peer.pid .. " 2>/dev/null; sleep 0.2")
+    os.remove(out)
+  end
+  return peer
+end
+
+--- One HTTP request with curl: status, body.
+function M.http(method, url, headers, body)
+  local h = {}
+  for k, v in pairs(headers or {}) do h[#h + 1] = "-H " .. sh.quote(k .. ": " .. v) end
+  local ok, out = sh.run(("curl -s -o - -w '\\n%%{http_code}' -X %s %s %s %s"):format(
+    method, table.concat(h, " "), body and ("--data-binary " .. sh.quote(body)) or "", sh.quote(url)))
+  assert(ok, out)
+  local text, code = out:match("^(.*)\n(%d+)$")
+  return tonumber(code), text
+end
+
+--- A new sandbox on the peer: its JSON (sandboxID, envdAccessToken, ...).
+function M.create(peer, key, timeout)
+  local code, body = M.http("POST", peer.api .. "/v2/sandboxes", { ["X-API-Key"] = key,
+    ["Content-Type"] = "application/json" }, ('{"templateID":"base","timeout":%d}'):format(timeout or 60))
+  assert(code == 201, body)
+  return json.decode(body)
+end
+
+return M
