@@ -117,4 +117,42 @@ describe("the remote client", function()
     assert.matches("^status 204", call("DELETE", peer.api .. "/sandboxes/" .. id, nil, KEY))
     assert.matches("^status 404 ", call("DELETE", peer.api .. "/sandboxes/" .. id, nil, KEY))
   end)
+
+  describe("the control plane (csrc/remote/control.c)", function()
+    local function control(key, envd, ...)
+      local args = {}
+      for i, a in ipairs { ... } do args[i] = sh.quote(a) end
+      local ok, out = sh.run(("%s control %s %s %s %s"):format(PROBE, sh.quote(peer.api), sh.quote(key), sh.quote(envd or ""),
+        table.concat(args, " ")))
+      assert(ok, out)
+      return out
+    end
+
+    it("creates, reattaches, keeps alive, lists and kills a sandbox", function()
+      local made = control(KEY, peer.envd, "create", "base", "30", "suite=client")
+      local id = made:match("^box (%S+) base token " .. peer.envd:gsub("%p", "%%%0") .. "\nok\n?$")
+      assert.truthy(id, made)
+      -- without an envd URL it is derived from the id and the engine's domain
+      assert.matches("^box " .. id .. " base token https://49983%-" .. id .. "%.e2b%.app\nok", control(KEY, nil, "connect", id, "60"))
+      assert.matches("^ok", control(KEY, nil, "timeout", id, "60"))
+      assert.matches("\nbox " .. id .. " ", "\n" .. control(KEY, nil, "list"))
+      assert.matches("^ok", control(KEY, nil, "kill", id))
+      assert.matches('^err ENOENT: remote: kill sandbox: sandbox "' .. id .. '" not found', control(KEY, nil, "kill", id))
+      assert.matches("^err ENOENT: ", control(KEY, nil, "connect", id, "60"))
+    end)
+
+    it("refuses a wrong key as EACCES, and never repeats the key in a message", function()
+      assert.matches("^err EACCES: remote: list sandboxes: Invalid API key", control("wrong-key-1234", nil, "list"))
+      -- the peer's message repeats the id it was given: here, the key
+      local out = control(KEY, nil, "kill", KEY)
+      assert.matches('^err ENOENT: remote: kill sandbox: sandbox "%*%*%*" not found', out)
+      assert.is_nil(out:find(KEY, 1, true))
+    end)
+
+    it("refuses a sandbox id that is not safe in a URL before any request", function()
+      for _, id in ipairs { "../x", "a/b", "", "a?b", ("x"):rep(200) } do
+        assert.matches("^err EINVAL: sandbox_id must be letters, digits", control(KEY, nil, "kill", id))
+      end
+    end)
+  end)
 end)

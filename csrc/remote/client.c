@@ -7,6 +7,24 @@
 
 #define DEFAULT_MAX_BODY (16u << 20)
 
+void sb_remote_mask(sb_err *e, const char *secret) {
+  /* a secret shorter than 8 bytes is no real key and would mask words */
+  size_t sl = secret ? strlen(secret) : 0;
+  if (sl < 8 || !e->msg) return;
+  char out[sizeof e->dyn];
+  size_t o = 0;
+  for (const char *p = e->msg; *p && o + 4 < sizeof out;) {
+    if (strncmp(p, secret, sl) == 0) {
+      memcpy(out + o, "***", 3);
+      o += 3, p += sl;
+    } else out[o++] = *p++;
+  }
+  out[o] = '\0';
+  memcpy(e->dyn, out, o + 1);
+  e->msg = e->dyn;
+}
+
+
 typedef struct body_sink {
   const sb_mem *m;
   sb_buf *b;
@@ -114,6 +132,12 @@ sb_code sb_remote_call(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq
   return SB_OK;
 }
 
+/* A failure's message never carries the call's secret (a server may echo it). */
+static sb_code masked(sb_code c, const sb_rreq *rq, sb_err *e) {
+  if (c != SB_OK) sb_remote_mask(e, rq->secret);
+  return c;
+}
+
 /* A Connect error document in buf, or only the HTTP status. */
 static sb_code error_reply(const sb_mem *m, const sb_buf *b, long status, const char *what, sb_err *e) {
   sb_json d;
@@ -135,7 +159,7 @@ sb_code sb_remote_unary(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *r
     if (c == SB_EINVAL) c = sb_failf(e, SB_EIO, "remote: %s: the reply is not JSON", rq->what);
   }
   sb_buf_free(m, &rs.body);
-  return c;
+  return masked(c, rq, e);
 }
 
 /* The end-of-stream message: {"error": {...}} fails the stream. */
@@ -198,5 +222,5 @@ sb_code sb_remote_stream(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *
     code = sb_failf(e, SB_EIO, "remote: %s: the connection ended before the stream did", rq->what);
   sb_buf_free(m, &s.error_body);
   sb_connect_reader_free(&s.r);
-  return code;
+  return masked(code, rq, e);
 }

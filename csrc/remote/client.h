@@ -36,6 +36,7 @@ typedef struct sb_rreq {
   const char *body;
   size_t blen;
   size_t max_body; /* response bytes accepted (EFBIG beyond); 0 = 16 MiB */
+  const char *secret; /* masked ("***") wherever a failure's message repeats it */
 } sb_rreq;
 
 typedef struct sb_rresp {
@@ -58,5 +59,10 @@ sb_code sb_remote_unary(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *r
  * t->idle seconds or drops before the stream's end. */
 sb_code sb_remote_stream(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_connect_msg_fn fn, void *ud,
                          sb_err *e);
+
+/* Mask every occurrence of secret in e's message ("***"); secrets shorter
+ * than 8 bytes are left (no engine issues such keys, and they would mask
+ * ordinary words). */
+void sb_remote_mask(sb_err *e, const char *secret);
 
 #endif

@@ -4,12 +4,16 @@
  *   remote_probe unary  URL WHAT JSON IDLE [HEADER...]   ok <reply> | err <CODE>: <msg>
  *   remote_probe stream URL WHAT JSON IDLE [HEADER...]   msg <message>... then ok | err
  *   remote_probe call METHOD URL WHAT BODY [HEADER...]   status <N> <body>
+ *   remote_probe control API KEY ENVD OP [ARG...]          the control plane:
+ *     create TEMPLATE TIMEOUT [k=v...]  connect ID TIMEOUT  timeout ID N  kill ID  list
+ *     each box as: box <id> <template> <token?> <envd url>; then ok | err
  * Timeouts: connect 5 s, call 10 s, idle IDLE s. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "remote/client.h"
+#include "remote/control.h"
 
 static void print_json(const sb_mem *m, const sb_json *d) {
   sb_jw w;
@@ -42,7 +46,52 @@ static int outcome(sb_code c, const sb_err *e) {
   return 0;
 }
 
+static void print_box(const sb_remote_box *b) {
+  printf("box %s %s %s %s\n", b->id, b->template_id, *b->token ? "token" : "no-token", b->envd_url);
+}
+
+static sb_code on_box(void *ud, const sb_remote_box *b, sb_err *e) {
+  (void)ud, (void)e;
+  print_box(b);
+  return SB_OK;
+}
+
+static int control(const sb_mem *m, int argc, char **argv) {
+  sb_remote_engine g = {.api_url = argv[2], .api_key = argv[3], .envd_url = *argv[4] ? argv[4] : NULL,
+                        .t = {.connect = 5, .call = 10, .idle = 5}};
+  const char *op = argv[5];
+  sb_err e = {0};
+  sb_remote_box b;
+  sb_code c = SB_EINVAL;
+  if (strcmp(op, "create") == 0 && argc >= 8) {
+    const char *meta[16] = {0};
+    int k = 0;
+    for (int i = 8; i < argc && k < 14; i++) { /* k=v pairs as metadata */
+      char *eq = strchr(argv[i], '=');
+      if (!eq) continue;
+      *eq = '\0';
+      meta[k++] = argv[i], meta[k++] = eq + 1;
+    }
+    sb_remote_spec s = {.template_id = argv[6], .timeout = atoi(argv[7]), .metadata = meta, .internet = -1};
+    if ((c = sb_remote_create(m, &g, &s, &b, &e)) == SB_OK) print_box(&b);
+  } else if (strcmp(op, "connect") == 0 && argc >= 8) {
+    if ((c = sb_remote_connect(m, &g, argv[6], atoi(argv[7]), &b, &e)) == SB_OK) print_box(&b);
+  } else if (strcmp(op, "timeout") == 0 && argc >= 8) {
+    c = sb_remote_set_timeout(m, &g, argv[6], atoi(argv[7]), &e);
+  } else if (strcmp(op, "kill") == 0 && argc >= 7) {
+    c = sb_remote_kill(m, &g, argv[6], &e);
+  } else if (strcmp(op, "list") == 0) {
+    c = sb_remote_list(m, &g, on_box, NULL, &e);
+  } else sb_fail(&e, c, "unknown control operation");
+  return outcome(c, &e);
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 6 && strcmp(argv[1], "control") == 0) {
+    sb_mem m;
+    sb_mem_init_plain(&m);
+    return control(&m, argc, argv);
+  }
   if (argc < 6) return fprintf(stderr, "usage: see the comment in spec/c/remote_probe.c\n"), 2;
   sb_mem m;
   sb_mem_init_plain(&m);
