@@ -155,4 +155,63 @@ describe("the remote client", function()
       end
     end)
   end)
+
+  describe("envd's file operations (csrc/remote/envd.c)", function()
+    local function envd(...)
+      local args = {}
+      for i, a in ipairs { ... } do args[i] = sh.quote(a) end
+      local ok, out = sh.run(("%s envd %s %s %s %s"):format(PROBE, sh.quote(peer.envd), sh.quote(sbx.envdAccessToken),
+        sh.quote(sbx.sandboxID), table.concat(args, " ")))
+      assert(ok, out)
+      return out
+    end
+    local H = "/home/user/fsops"
+
+    it("writes (making parents), reads, and caps what it reads", function()
+      assert.equal("ok\n", envd("write", H .. "/a/b.txt", "hello"))
+      assert.equal("data hello\nok\n", envd("read", H .. "/a/b.txt", "100"))
+      assert.matches("^err EFBIG: remote: read file: the reply is over 3 bytes", envd("read", H .. "/a/b.txt", "3"))
+      assert.equal("ok\n", envd("write", H .. "/empty", ""))
+      assert.equal("data \nok\n", envd("read", H .. "/empty", "10"))
+      -- a name that needs escaping in the URL
+      assert.equal("ok\n", envd("write", H .. "/sp ace&x=1?#", "odd"))
+      assert.equal("data odd\nok\n", envd("read", H .. "/sp ace&x=1?#", "10"))
+    end)
+
+    it("answers ENOENT, EISDIR and EEXIST as the local backends do", function()
+      assert.matches("^err ENOENT: remote: read file: ", envd("read", H .. "/none", "10"))
+      assert.matches("^err EISDIR: remote: read file: ", envd("read", H .. "/a", "10"))
+      assert.matches("^err EEXIST: remote: MakeDir: ", envd("mkdir", H .. "/a"))
+      assert.matches("^err ENOENT: remote: Stat: ", envd("stat", H .. "/none"))
+    end)
+
+    it("describes entries: type, name, path, size, mode, time", function()
+      local out = envd("stat", H .. "/a/b.txt")
+      local t = tonumber(out:match("^entry f b%.txt " .. H .. "/a/b%.txt 5 644 (%d+)\nok"))
+      assert.truthy(t, out)
+      assert.is_true(math.abs(t - os.time()) < 600, "modifiedTime parsed: " .. out)
+    end)
+
+    it("lists to a depth, makes directories, moves and removes", function()
+      assert.equal("ok\n", envd("mkdir", H .. "/c/d"))
+      local two = envd("list", H, "2")
+      assert.matches("entry d a " .. H .. "/a ", two, nil, true)
+      assert.matches("entry f b.txt " .. H .. "/a/b.txt 5 ", two, nil, true)
+      assert.matches("entry d d " .. H .. "/c/d ", two, nil, true)
+      assert.is_nil(envd("list", H, "1"):find("b.txt", 1, true))
+      assert.equal("ok\n", envd("move", H .. "/a/b.txt", H .. "/c/x.txt"))
+      assert.equal("ok\n", envd("remove", H .. "/a"))
+      local after = envd("list", H, "3")
+      assert.matches("entry f x.txt " .. H .. "/c/x.txt 5 ", after, nil, true)
+      assert.is_nil(after:find(" " .. H .. "/a ", 1, true))
+    end)
+
+    it("refuses a wrong token as EACCES without repeating it", function()
+      local ok, out = sh.run(("%s envd %s %s %s stat /home/user"):format(PROBE, sh.quote(peer.envd),
+        "not-the-token-123", sh.quote(sbx.sandboxID)))
+      assert(ok, out)
+      assert.matches("^err EACCES: ", out)
+      assert.is_nil(out:find("not-the-token-123", 1, true))
+    end)
+  end)
 end)

@@ -30,12 +30,19 @@ typedef struct body_sink {
   sb_buf *b;
   size_t max;
   bool over, oom;
+  CURL *c;
+  long status;
 } body_sink;
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   body_sink *s = ud;
   size_t len = size * n;
-  if (s->b->len + len > s->max) return s->over = true, 0;
+  if (!s->status) curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &s->status);
+  /* the cap is for what was asked for; an error's document is kept up to
+   * 64 KiB whatever the cap (its message says why) */
+  if (s->status < 200 || s->status > 299) {
+    if (s->b->len + len > 64u << 10) return len;
+  } else if (s->b->len + len > s->max) return s->over = true, 0;
   if (sb_buf_append(s->m, s->b, p, len) != 0) return s->oom = true, 0;
   return len;
 }
@@ -119,7 +126,7 @@ sb_code sb_remote_call(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq
   struct curl_slist *hl;
   CURL *c = prepare(t, rq, &hl, false, e);
   if (!c) return e->code;
-  body_sink s = {.m = m, .b = &rs->body, .max = rq->max_body ? rq->max_body : DEFAULT_MAX_BODY};
+  body_sink s = {.m = m, .b = &rs->body, .max = rq->max_body ? rq->max_body : DEFAULT_MAX_BODY, .c = c};
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
   CURLcode rc = curl_easy_perform(c);

@@ -7,6 +7,9 @@
  *   remote_probe control API KEY ENVD OP [ARG...]          the control plane:
  *     create TEMPLATE TIMEOUT [k=v...]  connect ID TIMEOUT  timeout ID N  kill ID  list
  *     each box as: box <id> <template> <token?> <envd url>; then ok | err
+ *   remote_probe envd URL TOKEN ID OP [ARG...]             envd's file operations:
+ *     read PATH MAX (data <bytes>)  write PATH TEXT  stat PATH  list PATH DEPTH  mkdir PATH
+ *     move FROM TO  remove PATH; entries as: entry <type> <name> <path> <size> <mode> <mtime> [-> target]
  * Timeouts: connect 5 s, call 10 s, idle IDLE s. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "remote/client.h"
 #include "remote/control.h"
+#include "remote/envd.h"
 
 static void print_json(const sb_mem *m, const sb_json *d) {
   sb_jw w;
@@ -86,7 +90,50 @@ static int control(const sb_mem *m, int argc, char **argv) {
   return outcome(c, &e);
 }
 
+static sb_code print_entry(void *ud, const sb_rentry *en, sb_err *e) {
+  (void)ud, (void)e;
+  printf("entry %c %s %s %llu %o %.0f", (char)en->type, en->name, en->path, (unsigned long long)en->size, en->mode,
+         en->mtime);
+  if (en->target) printf(" -> %s", en->target);
+  printf("\n");
+  return SB_OK;
+}
+
+static int envd(const sb_mem *m, int argc, char **argv) {
+  sb_envd d = {.url = argv[2], .token = argv[3], .sandbox_id = argv[4], .t = {.connect = 5, .call = 10, .idle = 5}};
+  const char *op = argv[5];
+  sb_err e = {0};
+  sb_code c = SB_EINVAL;
+  if (strcmp(op, "read") == 0 && argc >= 8) {
+    sb_buf out = {0};
+    if ((c = sb_envd_read(m, &d, argv[6], (size_t)atol(argv[7]), &out, &e)) == SB_OK)
+      printf("data %.*s\n", (int)out.len, out.p ? out.p : "");
+    sb_buf_free(m, &out);
+  } else if (strcmp(op, "write") == 0 && argc >= 8) {
+    c = sb_envd_write(m, &d, argv[6], argv[7], strlen(argv[7]), &e);
+  } else if (strcmp(op, "stat") == 0 && argc >= 7) {
+    sb_rentry en;
+    sb_json hold;
+    if ((c = sb_envd_stat(m, &d, argv[6], &en, &hold, &e)) == SB_OK) print_entry(NULL, &en, &e);
+    sb_json_free(&hold);
+  } else if (strcmp(op, "list") == 0 && argc >= 8) {
+    c = sb_envd_list(m, &d, argv[6], atoi(argv[7]), print_entry, NULL, &e);
+  } else if (strcmp(op, "mkdir") == 0 && argc >= 7) {
+    c = sb_envd_mkdir(m, &d, argv[6], &e);
+  } else if (strcmp(op, "move") == 0 && argc >= 8) {
+    c = sb_envd_move(m, &d, argv[6], argv[7], &e);
+  } else if (strcmp(op, "remove") == 0 && argc >= 7) {
+    c = sb_envd_remove(m, &d, argv[6], &e);
+  } else sb_fail(&e, c, "unknown envd operation");
+  return outcome(c, &e);
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 6 && strcmp(argv[1], "envd") == 0) {
+    sb_mem m;
+    sb_mem_init_plain(&m);
+    return envd(&m, argc, argv);
+  }
   if (argc >= 6 && strcmp(argv[1], "control") == 0) {
     sb_mem m;
     sb_mem_init_plain(&m);
