@@ -119,7 +119,7 @@ $(BUILD)/test/json_echo: spec/c/json_echo.c csrc/net/json.c csrc/net/json.h csrc
 	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/json_echo.c csrc/net/json.c csrc/base/mem.c csrc/base/err.c $(LUA_LIB)
 # the remote engine's client, against the E2B test peer
 $(BUILD)/test/remote_probe: spec/c/remote_probe.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/control.c \
-                            csrc/remote/envd.c csrc/net/json.c \
+                            csrc/remote/envd.c csrc/remote/process.c csrc/net/json.c \
                             csrc/base/mem.c csrc/base/err.c $(wildcard csrc/remote/*.h) csrc/net/json.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB) -lcurl -lm

@@ -214,4 +214,78 @@ describe("the remote client", function()
       assert.is_nil(out:find("not-the-token-123", 1, true))
     end)
   end)
+
+  describe("envd's Process service (csrc/remote/process.c)", function()
+    local function cmd(op, ...)
+      local args = {}
+      for i, a in ipairs { ... } do args[i] = sh.quote(a) end
+      return ("%s proc %s %s %s %s %s"):format(PROBE, sh.quote(peer.envd), sh.quote(sbx.envdAccessToken),
+        sh.quote(sbx.sandboxID), op, table.concat(args, " "))
+    end
+    local function run(op, ...)
+      local ok, out = sh.run(cmd(op, ...))
+      assert(ok, out)
+      return out
+    end
+    -- a start in the background: the probe's own pid, then the process's
+    -- once the start event is in
+    local function background(...)
+      local p = sh.popen("echo $$; exec " .. cmd("start", ...))
+      local probe_pid = assert(p:read("*l"):match("^(%d+)$"))
+      local pid = assert(p:read("*l"):match("^start (%d+)$"))
+      return p, pid, probe_pid
+    end
+
+    it("runs a command: output, exit code, arguments, and no stdin unless asked", function()
+      local out = run("start", "0", "0", "/bin/sh", "-c", 'echo "$0 $1"; echo e >&2; read x || echo no-stdin; exit 4', "a b", "c")
+      assert.matches("^start %d+\n", out)
+      -- (output arrives in chunks as the process writes it: look for the text)
+      assert.matches("\nstdout a b c\n", out, nil, true)
+      assert.matches("\nstderr e\n", out, nil, true)
+      assert.matches("no-stdin\n", out, nil, true)
+      assert.matches("\nend 4 exited exit status 4\nok\n?$", out)
+    end)
+
+    it("ends a foreground command at its deadline, which the engine enforces", function()
+      local t = clock()
+      local out = run("start", "1", "0", "/bin/sh", "-c", "sleep 4; echo late")
+      assert.matches("\nend %-1 not%-exited deadline exceeded timed%-out\nok\n?$", out)
+      assert.is_nil(out:find("late", 1, true))
+      assert.is_true(clock() - t < 3.5)
+    end)
+
+    it("starts background work without a deadline: it outlives its stream, and attach resumes it (E2B #1074)", function()
+      local p, pid, probe_pid = background("0", "0", "/bin/sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.7; done")
+      assert.matches("^stdout tick 1", p:read("*l"))
+      sh.run("kill " .. probe_pid) -- the stream is gone; the process is not
+      p:close()
+      local out = run("attach", pid)
+      assert.matches("^start " .. pid .. "\n", out)
+      assert.matches("stdout tick 3", out, nil, true)
+      assert.matches("\nend 0 exited exit status 0\nok\n?$", out)
+    end)
+
+    it("sends stdin and closes it", function()
+      local p, pid = background("0", "1", "cat")
+      assert.equal("ok\n", run("input", pid, "hello"))
+      assert.equal("ok\n", run("close", pid))
+      local rest = p:read("*a")
+      p:close()
+      assert.matches("^stdout hello\nend 0 exited exit status 0\nok\n?$", rest)
+    end)
+
+    it("signals a process: SIGKILL ends it as not exited", function()
+      local p, pid = background("0", "0", "sleep", "30")
+      assert.equal("ok\n", run("signal", pid, "9"))
+      local rest = p:read("*a")
+      p:close()
+      assert.matches("^end %-1 not%-exited signal: killed\nok\n?$", rest)
+      assert.matches("^err EINVAL: envd sends only SIGTERM and SIGKILL", run("signal", pid, "2"))
+    end)
+
+    it("answers ENOENT for a process that is not there", function()
+      assert.matches("^err ENOENT: remote: SendSignal: process not found", run("signal", "999999", "9"))
+      assert.matches("^err ENOENT: remote: Connect: process not found", run("attach", "999999"))
+    end)
+  end)
 end)

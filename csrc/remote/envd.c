@@ -6,12 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-/* The headers every envd call carries, with their storage. */
-typedef struct envd_headers {
-  char token[320], id[200], auth[160];
-} envd_headers;
-
-static void base_headers(const sb_envd *d, envd_headers *h, sb_rreq *rq, int *n) {
+void sb_envd_prepare(const sb_envd *d, sb_envd_headers *h, sb_rreq *rq, int *n) {
   const char *user = d->user ? d->user : "user";
   snprintf(h->token, sizeof h->token, "X-Access-Token: %s", d->token ? d->token : "");
   snprintf(h->id, sizeof h->id, "E2b-Sandbox-Id: %s", d->sandbox_id ? d->sandbox_id : "");
@@ -32,16 +27,23 @@ static void base_headers(const sb_envd *d, envd_headers *h, sb_rreq *rq, int *n)
   rq->secret = d->token;
 }
 
-/* A Filesystem call: reply parsed into *reply. */
-static sb_code fs_call(const sb_mem *m, const sb_envd *d, const char *method, const sb_jw *body, sb_json *reply,
-                       sb_err *e) {
-  char url[1024];
-  if (snprintf(url, sizeof url, "%s/filesystem.Filesystem/%s", d->url, method) >= (int)sizeof url)
+sb_code sb_envd_url(const sb_envd *d, const char *service, const char *method, char *url, size_t cap, sb_err *e) {
+  if (snprintf(url, cap, "%s/%s/%s", d->url, service, method) >= (int)cap)
     return sb_fail(e, SB_EINVAL, "envd's URL is too long");
-  envd_headers h;
+  return SB_OK;
+}
+
+sb_code sb_envd_call(const sb_mem *m, const sb_envd *d, const char *service, const char *method, const sb_jw *body,
+                     sb_json *reply, sb_err *e) {
+  char url[1024];
+  memset(reply, 0, sizeof *reply);
+  reply->m = m;
+  sb_code c = sb_envd_url(d, service, method, url, sizeof url, e);
+  if (c != SB_OK) return c;
+  sb_envd_headers h;
   sb_rreq rq = {.method = "POST", .url = url, .what = method, .body = body->b.p, .blen = body->b.len};
   int n = 0;
-  base_headers(d, &h, &rq, &n);
+  sb_envd_prepare(d, &h, &rq, &n);
   rq.headers[n++] = "Content-Type: application/json";
   rq.headers[n++] = "Connect-Protocol-Version: 1";
   return sb_remote_unary(m, &d->t, &rq, reply, e);
@@ -69,7 +71,7 @@ static sb_code path_call(const sb_mem *m, const sb_envd *d, const char *method, 
   sb_code c = sb_jw_finish(&w, e);
   if (c == SB_EINVAL) return sb_fail(e, SB_EINVAL, "a remote path must be UTF-8");
   if (c != SB_OK) return c;
-  c = fs_call(m, d, method, &w, reply, e);
+  c = sb_envd_call(m, d, "filesystem.Filesystem", method, &w, reply, e);
   sb_buf_free(m, &w.b);
   return c;
 }
@@ -193,10 +195,10 @@ sb_code sb_envd_read(const sb_mem *m, const sb_envd *d, const char *path, size_t
   char url[8192];
   sb_code c = files_url(d, path, url, sizeof url, e);
   if (c != SB_OK) return c;
-  envd_headers h;
+  sb_envd_headers h;
   sb_rreq rq = {.method = "GET", .url = url, .what = "read file", .max_body = max ? max : 1};
   int n = 0;
-  base_headers(d, &h, &rq, &n);
+  sb_envd_prepare(d, &h, &rq, &n);
   sb_rresp rs;
   c = sb_remote_call(m, &d->t, &rq, &rs, e);
   if (c == SB_OK && rs.status != 200) c = files_fail(m, &rs, "read file", d, e);
@@ -212,11 +214,11 @@ sb_code sb_envd_write(const sb_mem *m, const sb_envd *d, const char *path, const
   char url[8192];
   sb_code c = files_url(d, path, url, sizeof url, e);
   if (c != SB_OK) return c;
-  envd_headers h;
+  sb_envd_headers h;
   /* an empty body still has to be sent as one */
   sb_rreq rq = {.method = "POST", .url = url, .what = "write file", .body = data ? data : "", .blen = len};
   int n = 0;
-  base_headers(d, &h, &rq, &n);
+  sb_envd_prepare(d, &h, &rq, &n);
   rq.headers[n++] = "Content-Type: application/octet-stream";
   sb_rresp rs;
   c = sb_remote_call(m, &d->t, &rq, &rs, e);

@@ -19,6 +19,20 @@ typedef struct sb_envd {
   sb_rtimeouts t;
 } sb_envd;
 
+/* The headers every envd call carries (token, sandbox id, port, user), with
+ * their storage: sb_envd_prepare puts them in rq->headers from *n on, and
+ * the token as rq's secret. */
+typedef struct sb_envd_headers {
+  char token[320], id[200], auth[160];
+} sb_envd_headers;
+void sb_envd_prepare(const sb_envd *d, sb_envd_headers *h, sb_rreq *rq, int *n);
+/* <url>/<service>/<method> */
+sb_code sb_envd_url(const sb_envd *d, const char *service, const char *method, char *url, size_t cap, sb_err *e);
+/* A unary call of a service ("filesystem.Filesystem", "process.Process")
+ * with the JSON in body->b; the reply in *reply (free it in every case). */
+sb_code sb_envd_call(const sb_mem *m, const sb_envd *d, const char *service, const char *method, const sb_jw *body,
+                     sb_json *reply, sb_err *e);
+
 typedef enum sb_rtype { SB_RFILE = 'f', SB_RDIR = 'd', SB_RLINK = 'l', SB_ROTHER = '?' } sb_rtype;
 
 /* One entry as envd describes it; the strings point into the reply and live

@@ -10,6 +10,9 @@
  *   remote_probe envd URL TOKEN ID OP [ARG...]             envd's file operations:
  *     read PATH MAX (data <bytes>)  write PATH TEXT  stat PATH  list PATH DEPTH  mkdir PATH
  *     move FROM TO  remove PATH; entries as: entry <type> <name> <path> <size> <mode> <mtime> [-> target]
+ *   remote_probe proc URL TOKEN ID OP [ARG...]             envd's Process service:
+ *     start DEADLINE STDIN(0|1) CMD [ARG...]  attach PID  input PID TEXT  close PID  signal PID 9|15
+ *     events as: start <pid> | stdout <text> | stderr <text> | keepalive | end <code> <exited> <status>
  * Timeouts: connect 5 s, call 10 s, idle IDLE s. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "remote/client.h"
 #include "remote/control.h"
 #include "remote/envd.h"
+#include "remote/process.h"
 
 static void print_json(const sb_mem *m, const sb_json *d) {
   sb_jw w;
@@ -128,7 +132,49 @@ static int envd(const sb_mem *m, int argc, char **argv) {
   return outcome(c, &e);
 }
 
+static sb_code print_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  (void)ud, (void)e;
+  switch (ev->kind) {
+  case SB_REV_START: printf("start %u\n", ev->pid); break;
+  case SB_REV_STDOUT: printf("stdout %.*s\n", (int)ev->len, ev->data); break;
+  case SB_REV_STDERR: printf("stderr %.*s\n", (int)ev->len, ev->data); break;
+  case SB_REV_KEEPALIVE: printf("keepalive\n"); break;
+  case SB_REV_END:
+    printf("end %d %s %s%s%s%s\n", ev->exit_code, ev->exited ? "exited" : "not-exited", ev->status ? ev->status : "-",
+           ev->timed_out ? " timed-out" : "", ev->error ? " error=" : "", ev->error ? ev->error : "");
+  }
+  fflush(stdout);
+  return SB_OK;
+}
+
+static int proc(const sb_mem *m, int argc, char **argv) {
+  sb_envd d = {.url = argv[2], .token = argv[3], .sandbox_id = argv[4], .t = {.connect = 5, .call = 10, .idle = 5}};
+  const char *op = argv[5];
+  sb_err e = {0};
+  sb_code c = SB_EINVAL;
+  uint32_t pid = argc >= 7 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0;
+  if (strcmp(op, "start") == 0 && argc >= 9) {
+    sb_rproc_spec s = {.cmd = argv[8], .args = (const char *const *)argv + 9, .deadline = atof(argv[6]),
+                       .stdin_open = argv[7][0] == '1'};
+    c = sb_envd_start(m, &d, &s, print_event, NULL, &e);
+  } else if (strcmp(op, "attach") == 0 && argc >= 7) {
+    c = sb_envd_attach(m, &d, pid, 1, print_event, NULL, &e);
+  } else if (strcmp(op, "input") == 0 && argc >= 8) {
+    c = sb_envd_input(m, &d, pid, argv[7], strlen(argv[7]), &e);
+  } else if (strcmp(op, "close") == 0 && argc >= 7) {
+    c = sb_envd_close_stdin(m, &d, pid, &e);
+  } else if (strcmp(op, "signal") == 0 && argc >= 8) {
+    c = sb_envd_signal(m, &d, pid, atoi(argv[7]), &e);
+  } else sb_fail(&e, c, "unknown process operation");
+  return outcome(c, &e);
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 6 && strcmp(argv[1], "proc") == 0) {
+    sb_mem m;
+    sb_mem_init_plain(&m);
+    return proc(&m, argc, argv);
+  }
   if (argc >= 6 && strcmp(argv[1], "envd") == 0) {
     sb_mem m;
     sb_mem_init_plain(&m);
