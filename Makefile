@@ -200,7 +200,12 @@ coverage:
 
 # Baselines for the benchmarks: a bare C uthash tree for Lua, C loops.
 BENCH := $(BUILD)/bench
-bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c
+bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c $(BENCH)/remote_rt
+# the remote client's round trips (bench/remote_ops.lua)
+$(BENCH)/remote_rt: bench/remote_rt.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/envd.c \
+                    csrc/remote/process.c csrc/net/json.c csrc/base/mem.c csrc/base/err.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Icsrc $(LUA_INC) -o $@ $^ $(LUA_LIB) -lcurl -lm
 $(BENCH)/benchtree.so: bench/baseline/uthash_tree.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror $(LUA_INC) -o $@ $<
