@@ -219,7 +219,7 @@ describe("the remote client", function()
     local function cmd(op, ...)
       local args = {}
       for i, a in ipairs { ... } do args[i] = sh.quote(a) end
-      return ("%s proc %s %s %s %s %s"):format(PROBE, sh.quote(peer.envd), sh.quote(sbx.envdAccessToken),
+      return ("env REMOTE_PROBE_IDLE=2 %s proc %s %s %s %s %s"):format(PROBE, sh.quote(peer.envd), sh.quote(sbx.envdAccessToken),
         sh.quote(sbx.sandboxID), op, table.concat(args, " "))
     end
     local function run(op, ...)
@@ -257,7 +257,7 @@ describe("the remote client", function()
     it("starts background work without a deadline: it outlives its stream, and attach resumes it (E2B #1074)", function()
       local p, pid, probe_pid = background("0", "0", "/bin/sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.7; done")
       assert.matches("^stdout tick 1", p:read("*l"))
-      sh.run("kill " .. probe_pid) -- the stream is gone; the process is not
+      sh.run("kill -INT " .. probe_pid) -- the stream is gone; the process is not (INT: no shell notice)
       p:close()
       local out = run("attach", pid)
       assert.matches("^start " .. pid .. "\n", out)
@@ -283,9 +283,86 @@ describe("the remote client", function()
       assert.matches("^err EINVAL: envd sends only SIGTERM and SIGKILL", run("signal", pid, "2"))
     end)
 
+    it("resumes a process with attach after a stalled link failed its stream", function()
+      local p, pid = background("0", "0", "/bin/sh", "-c", "sleep 1; echo a; sleep 2; echo b")
+      sh.run("kill -STOP " .. peer.pid)
+      local rest = p:read("*a") -- REMOTE_PROBE_IDLE=2 (see cmd)
+      p:close()
+      sh.run("kill -CONT " .. peer.pid)
+      assert.matches("err EIO: remote: Start: no data for 2 s", rest, nil, true)
+      local out = run("attach", pid)
+      assert.matches("^start " .. pid .. "\n", out)
+      assert.matches("\nend 0 exited exit status 0\nok\n?$", out)
+    end)
+
+    it("ends the stream of a command whose sandbox is killed, never hangs", function()
+      local doomed = peer_lib.create(peer, KEY)
+      local p = sh.popen(("%s proc %s %s %s start 0 0 sleep 30"):format(PROBE, sh.quote(peer.envd),
+        sh.quote(doomed.envdAccessToken), sh.quote(doomed.sandboxID)))
+      assert.matches("^start %d+$", p:read("*l"))
+      local t = clock()
+      assert.equal(204, (peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. doomed.sandboxID, { ["X-API-Key"] = KEY })))
+      local rest = p:read("*a")
+      p:close()
+      assert.is_true(rest:match("^end %-1 not%-exited signal: killed\nok\n?$") ~= nil or rest:match("^err EIO: ") ~= nil, rest)
+      assert.is_true(clock() - t < 6, "took " .. (clock() - t))
+    end)
+
     it("answers ENOENT for a process that is not there", function()
       assert.matches("^err ENOENT: remote: SendSignal: process not found", run("signal", "999999", "9"))
       assert.matches("^err ENOENT: remote: Connect: process not found", run("attach", "999999"))
+    end)
+  end)
+
+  -- The peer in its own network namespace behind a veth link: cutting the
+  -- link drops packets without a reset, as a dead network does.
+  describe("over a link that is cut", function()
+    local ns, far, fsbx
+    setup(function()
+      ns = peer_lib.netns()
+      far = peer_lib.start(KEY, { netns = ns.name, host = ns.peer_ip })
+      fsbx = peer_lib.create(far, KEY)
+    end)
+    teardown(function()
+      if far then far.stop() end
+      if ns then ns.remove() end
+    end)
+    local function proc(op, ...)
+      local args = {}
+      for i, a in ipairs { ... } do args[i] = sh.quote(a) end
+      return ("env REMOTE_PROBE_IDLE=2 %s proc %s %s %s %s %s"):format(PROBE, sh.quote(far.envd),
+        sh.quote(fsbx.envdAccessToken), sh.quote(fsbx.sandboxID), op, table.concat(args, " "))
+    end
+
+    it("fails a stream with EIO within its idle limit, and attach resumes once the link is back", function()
+      local p = sh.popen(proc("start", "0", "0", "/bin/sh", "-c", "sleep 1; echo a; sleep 2; echo b; sleep 1"))
+      local pid = assert(p:read("*l"):match("^start (%d+)$"))
+      ns.cut()
+      local t = clock()
+      local rest = p:read("*a")
+      p:close()
+      local took = clock() - t
+      -- the engine went on meanwhile: mend the link, follow the process again
+      ns.mend()
+      assert.matches("err EIO: remote: Start: no data for 2 s", rest, nil, true)
+      assert.is_true(took < 6, "took " .. took)
+      local ok, out = sh.run(proc("attach", pid))
+      assert(ok, out)
+      assert.matches("^start " .. pid .. "\n", out)
+      assert.matches("\nend 0 exited exit status 0\nok\n?$", out)
+    end)
+
+    it("fails a call with EIO within its connect limit while the link is down, never hangs", function()
+      ns.cut()
+      local t = clock()
+      local ok, out = sh.run(("%s unary %s Stat %s 2 %s %s"):format(PROBE, sh.quote(far.envd .. "/filesystem.Filesystem/Stat"),
+        sh.quote('{"path":"/home/user"}'), sh.quote("E2b-Sandbox-Id: " .. fsbx.sandboxID),
+        sh.quote("X-Access-Token: " .. fsbx.envdAccessToken)))
+      local took = clock() - t
+      ns.mend()
+      assert(ok, out)
+      assert.matches("^err EIO: remote: Stat: ", out)
+      assert.is_true(took < 12, "took " .. took) -- connect 5 s, call 10 s
     end)
   end)
 end)

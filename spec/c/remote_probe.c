@@ -13,6 +13,7 @@
  *   remote_probe proc URL TOKEN ID OP [ARG...]             envd's Process service:
  *     start DEADLINE STDIN(0|1) CMD [ARG...]  attach PID  input PID TEXT  close PID  signal PID 9|15
  *     events as: start <pid> | stdout <text> | stderr <text> | keepalive | end <code> <exited> <status>
+ *     (idle limit: $REMOTE_PROBE_IDLE seconds, 5 by default)
  * Timeouts: connect 5 s, call 10 s, idle IDLE s. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,9 @@ static sb_code print_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
 }
 
 static int proc(const sb_mem *m, int argc, char **argv) {
-  sb_envd d = {.url = argv[2], .token = argv[3], .sandbox_id = argv[4], .t = {.connect = 5, .call = 10, .idle = 5}};
+  const char *idle = getenv("REMOTE_PROBE_IDLE");
+  sb_envd d = {.url = argv[2], .token = argv[3], .sandbox_id = argv[4],
+               .t = {.connect = 5, .call = 10, .idle = idle ? atof(idle) : 5}};
   const char *op = argv[5];
   sb_err e = {0};
   sb_code c = SB_EINVAL;

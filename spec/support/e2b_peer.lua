@@ -9,14 +9,18 @@ local M = {}
 M.NPM = sh.build:gsub("/build[^/]*$", "/build/npm")
 M.JS = (os.getenv("PWD") or ".") .. "/spec/js/e2b"
 
---- A running peer: {api =, envd =, pid =, stop = fn}.
-function M.start(key)
+--- A running peer: {api =, envd =, pid =, stop = fn}. opts.netns and
+--- opts.host run it in that network namespace, listening on that address.
+function M.start(key, opts)
+  opts = opts or {}
   local f = assert(io.open("/proc/self/stat"))
   local me = f:read("*l"):match("^(%d+)")
   f:close()
   local out = os.tmpname()
-  local _, pid = sh.run(("NPM_DIR=%s exec node %s/peer.mjs --key %s --parent %s > %s 2>&1 < /dev/null & echo $!"):format(
-    sh.quote(M.NPM), sh.quote(M.JS), sh.quote(key), me, sh.quote(out)))
+  local where = opts.netns and ("ip netns exec " .. opts.netns .. " ") or ""
+  local host = opts.host and (" --host " .. opts.host) or ""
+  local _, pid = sh.run(("NPM_DIR=%s exec %snode %s/peer.mjs --key %s --parent %s%s > %s 2>&1 < /dev/null & echo $!"):format(
+    sh.quote(M.NPM), where, sh.quote(M.JS), sh.quote(key), me, host, sh.quote(out)))
   local peer
   for _ = 1, 100 do
     local line = (sh.read_file(out) or ""):match("^([^\n]*)\n")
@@ -41,6 +45,31 @@ function M.http(method, url, headers, body)
   assert(ok, out)
   local text, code = out:match("^(.*)\n(%d+)$")
   return tonumber(code), text
+end
+
+--- A network namespace with a veth link to this one: {name =, host =
+--- (the host side's device), peer_ip =, cut = fn, mend = fn, remove = fn}.
+--- cut takes the link down (packets dropped, no reset: a dead link, not a
+--- closed connection), mend brings it back.
+function M.netns()
+  local id = tostring(math.random(1000, 9999)) .. tostring(os.time() % 1000)
+  local name, dev, inner = "sbpeer" .. id, "sbvh" .. id, "sbvp" .. id
+  local net = ("10.%d.%d"):format(200 + math.random(0, 50), math.random(0, 250))
+  local ok, out = sh.run(table.concat({
+    "ip netns add " .. name,
+    ("ip link add %s type veth peer name %s"):format(dev, inner),
+    ("ip link set %s netns %s"):format(inner, name),
+    ("ip addr add %s.1/30 dev %s && ip link set %s up"):format(net, dev, dev),
+    ("ip netns exec %s ip addr add %s.2/30 dev %s"):format(name, net, inner),
+    ("ip netns exec %s ip link set %s up && ip netns exec %s ip link set lo up"):format(name, inner, name),
+  }, " && "))
+  assert(ok, "setting up the peer's network namespace (needs root and iproute2): " .. out)
+  return {
+    name = name, host = dev, peer_ip = net .. ".2",
+    cut = function() assert(sh.run("ip link set " .. dev .. " down")) end,
+    mend = function() assert(sh.run("ip link set " .. dev .. " up")) end,
+    remove = function() sh.run("ip netns del " .. name .. "; ip link del " .. dev .. " 2>/dev/null; true") end,
+  }
 end
 
 --- A new sandbox on the peer: its JSON (sandboxID, envdAccessToken, ...).

@@ -28,6 +28,7 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const KEY = opt("--key", "test-key");
+const HOST = opt("--host", "127.0.0.1"); // another address when the peer runs in its own network namespace
 const HOME = "/home/user";
 const ENVD_VERSION = "0.5.7";
 
@@ -356,9 +357,9 @@ const api = http.createServer(async (req, res) => {
   return send(res, 404, { code: 404, message: "not found" });
 });
 
-const listen = (srv) => new Promise((resolve) => srv.listen(0, "127.0.0.1", () => resolve(srv.address().port)));
+const listen = (srv) => new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
 const [apiPort, envdPort] = await Promise.all([listen(api), listen(envd)]);
-process.stdout.write(JSON.stringify({ api: `http://127.0.0.1:${apiPort}`, envd: `http://127.0.0.1:${envdPort}` }) + "\n");
+process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `http://${HOST}:${envdPort}` }) + "\n");
 const bye = () => { for (const sb of [...sandboxes.values()]) destroy(sb); process.exit(0); };
 process.on("SIGTERM", bye);
 process.on("SIGINT", bye);
