@@ -9,21 +9,7 @@ local function code_of(...) return select(3, ...) end
 
 -- The process's open descriptors, as "fd -> target" lines (so a failure
 -- shows which one appeared).
-local function open_fds()
-  collectgarbage()
-  collectgarbage()
-  local t = {}
-  -- the pause: popen closes its copy of this listing's pipe just after the
-  -- child starts; listing before that would count it
-  local p = sh.popen("sleep 0.05; cd /proc/" .. sh.pid() .. "/fd && for f in *; do echo \"$f -> $(readlink $f)\"; done")
-  for l in p:lines() do
-    -- (this listing's own pipe is new each time; an fd closed while it was
-    -- listed has no target and is not open)
-    if not l:match(" %-> $") then t[#t + 1] = (l:gsub("pipe:%[%d+%]", "pipe")) end
-  end
-  p:close() -- now: LuaJIT may keep a dead handle on its stack past a collection
-  return table.concat(t, "\n")
-end
+local function open_fds() return table.concat(sh.open_fds(), "\n") end
 
 for _, be in ipairs(backends.containers()) do
   describe(be.name .. " capabilities:", function()

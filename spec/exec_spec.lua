@@ -15,15 +15,7 @@ local function new(opts)
   return assert(sandbox.container(opts))
 end
 
-local function fd_count()
-  collectgarbage()
-  collectgarbage()
-  local n = 0
-  local p = sh.popen("ls /proc/" .. sh.pid() .. "/fd")
-  for _ in p:lines() do n = n + 1 end
-  p:close()
-  return n - 1 -- the pipe of this very listing
-end
+local function fd_count() return #sh.open_fds() end
 
 local function assert_gone(marker)
   local live = procs.find(marker)

@@ -15,28 +15,8 @@
 #include "fs/tree.h"
 #include "fs/resolver.h"
 #include "fs/rooted.h"
+#include "fs/container_impl.h"
 
-#define WALK_DEPTH_MAX 256
-
-/* A tree reads may come from: [0] is base_dir, then the read roots. */
-typedef struct layer {
-  sb_resolver res;
-  bool content; /* file contents may be read (false: base_dir in mode "w") */
-} layer;
-
-typedef struct container {
-  layer *layers;
-  size_t nlayers;
-  bool can_write;
-  uint64_t max_disk, disk_used;
-  bool disk_dirty;
-  sb_tmpnames tmp;
-  int *ro_fds; /* the read roots' fds, for commands */
-  int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */
-  int base_fd;  /* an overlay's base_dir itself (the root is then the merged view), or -1 */
-} container;
-
-#define CT(fs) ((container *)(fs)->impl)
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -48,7 +28,7 @@ static size_t prefix_len(const sb_path *p, unsigned k) {
 }
 
 /* The last component as a NUL-terminated name. */
-static const char *last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
+const char *sb_ct_last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
   size_t n;
   const char *c = sb_path_comp(p, p->ncomp - 1, &n);
   memcpy(out, c, n);
@@ -60,7 +40,7 @@ static const char *last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
 /* Rules and extensions apply to where a path really leads: a symlink made
  * by a command must not route around them. Check the object's real
  * root-relative path (dirfd + optional name). */
-static sb_code recheck(sb_fs *fs, const layer *v, int fd, const char *name,
+sb_code sb_ct_recheck(sb_fs *fs, const layer *v, int fd, const char *name,
                        sb_access acc, int kind, sb_err *e) {
   if (!sb_rt_policy_active(fs->policy)) return SB_OK;
   char rel[2 * SB_PATH_MAX + 2];
@@ -131,7 +111,7 @@ static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool 
   return fd;
 }
 
-static int open_parent(const layer *v, const sb_path *p, bool create, sb_err *e) {
+int sb_ct_open_parent(const layer *v, const sb_path *p, bool create, sb_err *e) {
   return open_dir_chain(v, p, p->ncomp - 1, create, e);
 }
 
@@ -145,25 +125,12 @@ static sb_code need_write(container *ct, sb_err *e) {
 static int open_final(sb_fs *fs, const sb_path *p, bool parents, char name[SB_NAME_MAX + 1], sb_err *e) {
   container *ct = CT(fs);
   if (need_write(ct, e) != SB_OK) return -1;
-  int dirfd = open_parent(&ct->layers[0], p, parents, e);
-  if (dirfd >= 0) last_name(p, name);
+  int dirfd = sb_ct_open_parent(&ct->layers[0], p, parents, e);
+  if (dirfd >= 0) sb_ct_last_name(p, name);
   return dirfd;
 }
 
 /* ---- disk usage (max_disk_usage) ---------------------------------------- */
-
-static int usage_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
-  (void)rel;
-  (void)rlen;
-  (void)ref;
-  if (ent->type == SB_T_FILE) *(uint64_t *)ud += ent->size;
-  return SB_WALK_CONTINUE;
-}
-
-static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
-                            void *ud, sb_err *e);
-
-static sb_code usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e);
 
 static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
   container *ct = CT(fs);
@@ -172,8 +139,8 @@ static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
     uint64_t used = 0;
     sb_path root;
     sb_path_from_rel(&root, "", 0, e);
-    sb_code c = ct->usage_fd >= 0 ? usage_walk(fs, ct->usage_fd, &used, e)
-                                  : walk_layer(fs, 0, &root, SB_WALK_SIZES, usage_cb, &used, e);
+    sb_code c = ct->usage_fd >= 0 ? sb_ct_usage_walk(fs, ct->usage_fd, &used, e)
+                                  : sb_ct_walk_layer(fs, 0, &root, SB_WALK_SIZES, sb_ct_count_bytes, &used, e);
     if (c != SB_OK) return c;
     ct->disk_used = used;
     ct->disk_dirty = false;
@@ -203,7 +170,7 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, const 
   if (fstat(fd, &st) != 0) c = sb_rt_fail_errno(e);
   else if (!S_ISREG(st.st_mode)) c = sb_rt_type_error(&st, e);
   else if (!v->content) c = sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
-  else if ((!rules || (c = recheck(fs, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) &&
+  else if ((!rules || (c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) &&
            (c = sb_policy_read_size(fs->policy, (uint64_t)st.st_size, e)) == SB_OK)
     c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
   close(fd);
@@ -213,7 +180,7 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, const 
 /* Open p in layer v: links followed while inside (a final one when
  * `follow`, or when p must be a directory: "link/"), else the final
  * component itself (O_PATH opens a link as itself). */
-static int open_in(const layer *v, const sb_path *p, int flags, bool follow) {
+int sb_ct_open_in(const layer *v, const sb_path *p, int flags, bool follow) {
   flags |= p->must_dir ? O_DIRECTORY : 0;
   if (follow || p->must_dir) return sb_resolve_follow(&v->res, p->buf, p->len, flags);
   return sb_resolve(&v->res, p->buf, p->len, flags, 0);
@@ -226,7 +193,7 @@ typedef struct read_ud {
 
 static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *ud, sb_err *e) {
   read_ud *u = ud;
-  int fd = open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
+  int fd = sb_ct_open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
   if (fd < 0) return sb_rt_fail(e, fd);
   return read_opened(fs, v, fd, true, u->sink, u->out, e);
 }
@@ -238,10 +205,10 @@ typedef struct stat_ud {
 
 static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
   stat_ud *u = out;
-  int fd = open_in(v, p, O_PATH, u->follow);
+  int fd = sb_ct_open_in(v, p, O_PATH, u->follow);
   if (fd < 0) return sb_rt_fail(e, fd);
   sb_code c = fstat(fd, &u->st) == 0 ? SB_OK : sb_rt_fail_errno(e);
-  if (c == SB_OK) c = recheck(fs, v, fd, NULL, SB_ACC_LIST,
+  if (c == SB_OK) c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_LIST,
                               S_ISDIR(u->st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   close(fd);
   return c;
@@ -310,7 +277,7 @@ static sb_code realpath_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   if (sb_buf_reserve(&fs->mem, b, 2 * SB_PATH_MAX + 2) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
   bool follow = *(bool *)out;
   bool whole = follow || p->ncomp == 0 || sb_path_names_no_entry(p);
-  int fd = whole ? open_in(v, p, O_PATH, true) : open_dir_chain(v, p, p->ncomp - 1, false, e);
+  int fd = whole ? sb_ct_open_in(v, p, O_PATH, true) : open_dir_chain(v, p, p->ncomp - 1, false, e);
   if (fd < 0) return whole ? sb_rt_fail(e, fd) : e->code;
   long n = sb_resolve_relpath(&v->res, fd, b->p, 2 * SB_PATH_MAX + 2 - SB_NAME_MAX - 2);
   close(fd);
@@ -342,7 +309,7 @@ static sb_code readlink_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   int dirfd = open_dir_chain(v, p, p->ncomp - 1, false, e);
   if (dirfd < 0) return e->code;
   char name[SB_NAME_MAX + 1];
-  last_name(p, name);
+  sb_ct_last_name(p, name);
   sb_buf *b = &fs->scratch;
   sb_code c = SB_OK;
   b->len = 0;
@@ -351,7 +318,7 @@ static sb_code readlink_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   if (c == SB_OK && n < 0) c = errno == EINVAL ? sb_fail(e, SB_EINVAL, "not a symbolic link") : sb_rt_fail_errno(e);
   else if (c == SB_OK && n > SB_PATH_MAX) c = sb_fail(e, SB_ENAMETOOLONG, "link target too long");
   else if (c == SB_OK && p->must_dir) c = sb_fail(e, SB_EINVAL, "not a symbolic link"); /* "link/" is its target */
-  if (c == SB_OK) c = recheck(fs, v, dirfd, name, SB_ACC_LIST, SB_KIND_FILE, e);
+  if (c == SB_OK) c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_LIST, SB_KIND_FILE, e);
   if (c == SB_OK) {
     b->p[n] = '\0';
     b->len = (size_t)n;
@@ -372,9 +339,7 @@ static sb_code ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
 /* Listings and walks merge every layer where the path exists; an error
  * stops them, except ENOTDIR in a later layer (or any error there, with
  * `skip_later`) once an earlier one answered. ENOENT when none did. */
-typedef sb_code (*layer_each)(sb_fs *fs, size_t i, void *ud, sb_err *e);
-
-static sb_code merge_layers(sb_fs *fs, layer_each each, void *ud, bool skip_later, size_t *found,
+sb_code sb_ct_merge_layers(sb_fs *fs, sb_ct_layer_each each, void *ud, bool skip_later, size_t *found,
                             sb_err *e) {
   container *ct = CT(fs);
   *found = 0;
@@ -399,9 +364,9 @@ typedef struct list_ud {
 static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   list_ud *u = ud;
   layer *v = &CT(fs)->layers[i];
-  int fd = open_in(v, u->p, O_PATH | O_DIRECTORY, true);
+  int fd = sb_ct_open_in(v, u->p, O_PATH | O_DIRECTORY, true);
   if (fd < 0) return sb_rt_fail(e, fd);
-  sb_code c = recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
+  sb_code c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
   if (c == SB_OK) c = sb_rt_list(fs, fd, u->dl, SB_RT_SIZES, e);
   close(fd);
   return c;
@@ -410,7 +375,7 @@ static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
 static sb_code ct_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e) {
   list_ud u = {p, dl};
   size_t found;
-  sb_code c = merge_layers(fs, list_layer, &u, false, &found, e);
+  sb_code c = sb_ct_merge_layers(fs, list_layer, &u, false, &found, e);
   if (c != SB_OK) return c;
   sb_dirlist_fix_names(dl, 0);
   /* a name in an earlier layer hides the same name in later ones */
@@ -450,7 +415,7 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   struct stat st = {.st_mode = S_IFREG | 0644};
   bool exists = false, placed = false, plain = false;
   int tfd = -1;
-  c = recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
+  c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
   if (c == SB_OK && ct->max_disk != SB_UNLIMITED)
     c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
   if (c == SB_OK) c = sb_rt_write_tmp(&ct->tmp, dirfd, tmp, data, len, &tfd, e);
@@ -487,7 +452,7 @@ static sb_code ct_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   char name[SB_NAME_MAX + 1];
   int dirfd = open_final(fs, p, parents, name, e);
   if (dirfd < 0) return e->code;
-  sb_code c = recheck(fs, v, dirfd, name, SB_ACC_MODIFY, SB_KIND_DIR, e);
+  sb_code c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_MODIFY, SB_KIND_DIR, e);
   if (c == SB_OK && mkdirat(dirfd, name, 0755) != 0) {
     struct stat st;
     if (errno == EEXIST && parents && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -506,7 +471,7 @@ static sb_code ct_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   int dirfd = open_final(fs, p, false, name, e);
   if (dirfd < 0) return e->code;
   long n = sb_resolve_relpath(&v->res, dirfd, dir, sizeof dir);
-  sb_code c = n < 0 ? sb_rt_fail(e, (int)n) : recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
+  sb_code c = n < 0 ? sb_rt_fail(e, (int)n) : sb_ct_recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
   if (c == SB_OK) c = sb_policy_link(fs->policy, dir, (size_t)n, target, tlen, e);
   if (c == SB_OK) {
     memcpy(text, target, tlen);
@@ -542,7 +507,7 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   uint64_t freed = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) c = sb_rt_fail_errno(e);
   else if (p->must_dir && !S_ISDIR(st.st_mode)) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else c = recheck(fs, v, dirfd, name, SB_ACC_MODIFY,
+  else c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_MODIFY,
                    S_ISDIR(st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   if (c == SB_OK && S_ISDIR(st.st_mode)) {
     if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0) {
@@ -624,8 +589,8 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   else if (fstat(fd1, &d1) != 0 || fstat(fd2, &d2) != 0) c = sb_rt_fail_errno(e);
   else {
     int kind = S_ISDIR(s1.st_mode) ? SB_KIND_DIR : SB_KIND_FILE;
-    c = recheck(fs, v, fd1, n1, SB_ACC_MODIFY, kind, e);
-    if (c == SB_OK) c = recheck(fs, v, fd2, n2, SB_ACC_MODIFY, kind, e);
+    c = sb_ct_recheck(fs, v, fd1, n1, SB_ACC_MODIFY, kind, e);
+    if (c == SB_OK) c = sb_ct_recheck(fs, v, fd2, n2, SB_ACC_MODIFY, kind, e);
     dst = fstatat(fd2, n2, &s2, AT_SYMLINK_NOFOLLOW) == 0;
   }
   bool same = c == SB_OK && d1.st_dev == d2.st_dev && d1.st_ino == d2.st_ino && strcmp(n1, n2) == 0;
@@ -637,7 +602,7 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
                       : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
     if (r != 0 && errno == EXDEV && S_ISDIR(s1.st_mode)) {
       uint64_t bytes = 0; /* the copy is whole before the source goes */
-      c = ct->max_disk == SB_UNLIMITED ? SB_OK : walk_layer(fs, 0, from, SB_WALK_SIZES, usage_cb, &bytes, e);
+      c = ct->max_disk == SB_UNLIMITED ? SB_OK : sb_ct_walk_layer(fs, 0, from, SB_WALK_SIZES, sb_ct_count_bytes, &bytes, e);
       if (c == SB_OK) c = disk_check(fs, (int64_t)bytes, e);
       if (c != SB_OK) {
         close(fd1);
@@ -658,167 +623,6 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   close(fd1);
   close(fd2);
   return c;
-}
-
-/* ---- walk (glob, grep, snapshot) ---------------------------------------- */
-
-typedef struct rref {
-  int dirfd;
-  const char *name;
-  const layer *v;
-} rref;
-
-typedef struct rwalk {
-  sb_fs *fs;
-  size_t vi;
-  unsigned flags;
-  sb_walk_fn fn;
-  void *ud;
-  sb_err *e;
-  char rel[SB_PATH_MAX + 1];
-} rwalk;
-
-static bool shadowed(rwalk *w, size_t rlen) {
-  container *ct = CT(w->fs);
-  for (size_t j = 0; j < w->vi; j++) {
-    int fd = sb_resolve(&ct->layers[j].res, w->rel, rlen, O_PATH, 0);
-    if (fd >= 0) {
-      close(fd);
-      return true;
-    }
-  }
-  return false;
-}
-
-/* Visit the entries of dirfd in name order, descending into directories
- * through O_NOFOLLOW opens from the held parent. */
-static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth) {
-  container *ct = CT(w->fs);
-  if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
-  sb_dirlist lv = {0};
-  sb_code listed = sb_rt_list(w->fs, dirfd, &lv, ((w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0) |
-                              (readable ? SB_RT_READABLE : 0), w->e);
-  int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
-  if (r == SB_WALK_SKIP) return SB_WALK_CONTINUE;
-  if (listed != SB_OK) return r;
-  for (size_t i = 0; i < lv.n && r != SB_WALK_STOP; i++) {
-    const sb_dirent *ent = &lv.v[i];
-    size_t len = sb_rt_walk_name(w->rel, rlen, ent);
-    if (!len) continue;
-    bool hide = w->vi > 0 && shadowed(w, len);
-    if (hide && ent->type != SB_T_DIR) continue;
-    rref ref = {dirfd, ent->name, &ct->layers[w->vi]};
-    r = hide ? SB_WALK_CONTINUE : w->fn(w->ud, w->rel, len, ent, &ref);
-    if (r == SB_WALK_CONTINUE && ent->type == SB_T_DIR) {
-      /* read-only, so the listing needs no second open */
-      int sub = openat(dirfd, ent->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub >= 0) {
-        r = walk_level(w, sub, true, len, depth + 1);
-        close(sub);
-      }
-    } else if (r == SB_WALK_SKIP) {
-      r = SB_WALK_CONTINUE;
-    }
-  }
-  sb_dirlist_free(&w->fs->mem, &lv);
-  return r;
-}
-
-/* The bytes of regular files below fd (an overlay's upper layer). */
-static sb_code usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e) {
-  int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return sb_rt_fail_errno(e);
-  rwalk *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) {
-    close(dfd);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
-  }
-  *w = (rwalk){.fs = fs, .vi = 0, .flags = SB_WALK_SIZES, .fn = usage_cb, .ud = used, .e = e};
-  e->code = SB_OK;
-  walk_level(w, dfd, true, 0, 0);
-  close(dfd);
-  sb_free(&fs->mem, w, sizeof *w);
-  return e->code;
-}
-
-static sb_code walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
-                            void *ud, sb_err *e) {
-  container *ct = CT(fs);
-  layer *v = &ct->layers[vi];
-  rwalk *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
-  *w = (rwalk){.fs = fs, .vi = vi, .flags = flags, .fn = fn, .ud = ud, .e = e};
-  e->code = SB_OK;
-  size_t rlen = sb_path_clean(p, w->rel);
-  int fd = open_in(v, p, O_PATH, true); /* a named start is followed: grep{path = "link"} */
-  struct stat st;
-  if (fd >= 0 && sb_rt_policy_active(fs->policy)) {
-    /* The start may lie behind a symlink: name everything below it by
-     * where it really is, so rules judge real paths. */
-    long n = sb_resolve_relpath(&v->res, fd, w->rel, sizeof w->rel);
-    if (n < 0) {
-      close(fd);
-      fd = n == -EXDEV ? (int)n : -EACCES;
-    } else {
-      rlen = (size_t)n;
-    }
-  }
-  if (fd < 0) {
-    sb_rt_fail(e, fd);
-  } else if (fstat(fd, &st) != 0) {
-    sb_rt_fail_errno(e);
-  } else if (S_ISDIR(st.st_mode)) {
-    if (recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) walk_level(w, fd, false, rlen, 0);
-  } else if (p->ncomp > 0) { /* a single file: visit it through its real parent */
-    char real[2 * SB_PATH_MAX + 2];
-    long n = sb_resolve_relpath(&v->res, fd, real, sizeof real);
-    sb_path rp;
-    int dirfd = -1;
-    if (n < 0) sb_rt_fail(e, (int)n);
-    else if (n > 0 && sb_path_from_rel(&rp, real, (size_t)n, e) == SB_OK) dirfd = open_parent(v, &rp, false, e);
-    if (dirfd >= 0) {
-      char name[SB_NAME_MAX + 1];
-      last_name(&rp, name);
-      sb_stat s;
-      sb_rt_fill_stat(&st, &s);
-      sb_dirent ent = {.name = name, .namelen = strlen(name), .type = s.type, .size = s.size};
-      rref ref = {dirfd, name, v};
-      fn(ud, w->rel, rlen, &ent, &ref);
-      close(dirfd);
-    }
-  }
-  if (fd >= 0) close(fd);
-  sb_free(&fs->mem, w, sizeof *w);
-  return e->code;
-}
-
-typedef struct walk_ud {
-  const sb_path *p;
-  unsigned flags;
-  sb_walk_fn fn;
-  void *ud;
-} walk_ud;
-
-static sb_code walk_each(sb_fs *fs, size_t i, void *ud, sb_err *e) {
-  walk_ud *u = ud;
-  return walk_layer(fs, i, u->p, u->flags, u->fn, u->ud, e);
-}
-
-static sb_code ct_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud,
-                       sb_err *e) {
-  walk_ud u = {p, flags, fn, ud};
-  size_t found;
-  return merge_layers(fs, walk_each, &u, true, &found, e);
-}
-
-static sb_code ct_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e) {
-  (void)fs;
-  (void)mem;
-  const rref *r = ref;
-  if (!r->v->content) return sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
-  /* the walk judged the path already; the reader checks type and size */
-  *fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  return *fd < 0 ? sb_rt_fail_errno(e) : SB_OK;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -937,8 +741,8 @@ const sb_backend sb_container_backend = {
     .remove = ct_remove,
     .rename = ct_rename,
     .read_to = ct_read_to,
-    .walk = ct_walk,
-    .open_ref = ct_open_ref,
+    .walk = sb_ct_walk,
+    .open_ref = sb_ct_open_ref,
     .close = ct_close,
     .cmd = &container_cmd,
 };

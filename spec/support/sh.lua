@@ -78,6 +78,27 @@ function M.pid()
   return pid
 end
 
+--- This process's open descriptors as "fd -> target" lines, after a full
+--- collection (what earlier tests dropped is not the caller's business;
+--- `keep_garbage` skips it, for a caller that stopped the collector);
+--- the listing's own pipe is among them, the same in every listing. It runs
+--- in a child, which waits a moment first: popen closes its copy of the
+--- child's end just after the child starts. An fd closed while it was
+--- listed (no target) is left out.
+function M.open_fds(keep_garbage)
+  if not keep_garbage then
+    collectgarbage()
+    collectgarbage()
+  end
+  local t = {}
+  local p = M.popen("sleep 0.05; cd /proc/" .. M.pid() .. "/fd && for f in *; do echo \"$f -> $(readlink $f)\"; done")
+  for l in p:lines() do
+    if not l:match(" %-> $") then t[#t + 1] = (l:gsub("pipe:%[%d+%]", "pipe")) end
+  end
+  p:close() -- now: LuaJIT may keep a dead handle on its stack past a collection
+  return t
+end
+
 --- Absolute path of the build directory under test (build/ or build-asan/).
 M.build = (function()
   local b = os.getenv("SANDBOX_BUILD") or "build"
