@@ -16,6 +16,11 @@
 #include "base/err.h"
 
 #define SB_PATH_MAX 4095 /* longest agent path, bytes */
+/* Every resolver (the container's, the virtual tree's, the userspace
+ * overlay's): symlinks per resolution, as the kernel; the work buffer a path
+ * with a spliced link target fits in. */
+#define SB_HOPS_MAX 40
+#define SB_WORK_MAX (2 * SB_PATH_MAX + 2)
 #define SB_NAME_MAX 255  /* longest component */
 #define SB_MAXCOMP ((SB_PATH_MAX + 1) / 2)
 

@@ -74,6 +74,7 @@ typedef struct sb_write_opts {
 /* Walk callback: rel is the entry's root-relative path. */
 enum { SB_WALK_CONTINUE, SB_WALK_SKIP, SB_WALK_STOP };
 #define SB_WALK_SIZES 1u
+#define SB_WALK_DEPTH_MAX 256 /* directory levels a walk descends, on every backend */
 /* Before the entries of a directory (the start too): fn(rel = the directory,
  * ent->type = SB_T_ENTER, ref = the const sb_dirlist of its entries). */
 #define SB_WALK_ENTER 2u

@@ -11,7 +11,6 @@
 #include "fs/resolver.h"
 #include "fs/rooted.h"
 
-#define WALK_DEPTH_MAX 256
 
 /* A tree reads may come from: [0] is base_dir, then the read roots. */
 typedef struct layer {

@@ -54,7 +54,7 @@ static bool shadowed(rwalk *w, size_t rlen) {
  * through O_NOFOLLOW opens from the held parent. */
 static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth) {
   container *ct = CT(w->fs);
-  if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
+  if (depth > SB_WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
   sb_code listed = sb_rt_list(w->fs, dirfd, &lv, ((w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0) |
                               (readable ? SB_RT_READABLE : 0), w->e);

@@ -87,7 +87,7 @@ static void disk_apply(ovl *ov, int64_t dbytes) {
 }
 
 static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err *e) {
-  if (depth > WALK_DEPTH_MAX) return SB_OK;
+  if (depth > SB_WALK_DEPTH_MAX) return SB_OK;
   sb_dirlist dl = {0};
   sb_code c = sb_rt_list(fs, fd, &dl, SB_RT_SIZES, e);
   sb_dirlist_fix_names(&dl, 0);
@@ -227,7 +227,7 @@ typedef struct owalk {
 } owalk;
 
 static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth) {
-  if (depth > WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
+  if (depth > SB_WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
   sb_code listed = sb_ovl_list_merged(w->fs, d, &lv, (w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0, w->e);
   int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
@@ -409,7 +409,7 @@ static sb_code ov_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
  * layer: a file's bytes and mode, a link's text, a directory's merged tree. */
 static int copy_merged(sb_fs *fs, const mdir *d, const char *name, const onode *n, int dfd,
                        const char *dname, int depth) {
-  if (depth > WALK_DEPTH_MAX) return -ELOOP;
+  if (depth > SB_WALK_DEPTH_MAX) return -ELOOP;
   const struct stat *st = &n->st;
   int src = d->fd[n->where];
   if (S_ISREG(st->st_mode)) return -sb_tree_copy_file(src, name, dfd, dname, st->st_mode);

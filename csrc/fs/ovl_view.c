@@ -126,12 +126,12 @@ static int splice_link(const mdir *d, const onode *n, char *buf, size_t *pos, si
   char target[SB_PATH_MAX + 1];
   ssize_t len = readlinkat(d->fd[n->where], n->name, target, sizeof target);
   if (len < 0) return -errno;
-  if (++*hops > HOPS_MAX) return -ELOOP;
+  if (++*hops > SB_HOPS_MAX) return -ELOOP;
   if (len == 0) return -ENOENT;
   if ((size_t)len >= sizeof target) return -ENAMETOOLONG;
   if (target[0] == '/') return -EXDEV;
   size_t restlen = *end - *pos;
-  if ((size_t)len + restlen > WORK_MAX) return -ENAMETOOLONG;
+  if ((size_t)len + restlen > SB_WORK_MAX) return -ENAMETOOLONG;
   memmove(buf + len, buf + *pos, restlen);
   memcpy(buf, target, (size_t)len);
   /* the path's own components start after the link texts still ahead */
@@ -147,7 +147,7 @@ static int splice_link(const mdir *d, const onode *n, char *buf, size_t *pos, si
  * (-ENOENT) when a ".." follows, as mkdir -p never climbs out of what it made. */
 static int rel_push(onode *n, const char *name, size_t len) {
   size_t r = n->rlen;
-  if (r + 1 + len > WORK_MAX) return -ENAMETOOLONG;
+  if (r + 1 + len > SB_WORK_MAX) return -ENAMETOOLONG;
   if (r) n->rel[r++] = '/';
   memcpy(n->rel + r, name, len);
   n->rlen = r + len;
@@ -172,7 +172,7 @@ static int note_partial(onode *n, const char *buf, size_t pos, size_t end) {
  * where = -1), or -errno (-EXDEV: it escapes; -ENOENT with n->partial: a
  * directory on the way is missing). */
 int sb_ovl_lookup(const ovl *ov, const char *path, size_t len, bool follow, onode *n) {
-  char buf[WORK_MAX + 1];
+  char buf[SB_WORK_MAX + 1];
   mdir stack[DEPTH_MAX];
   size_t rlens[DEPTH_MAX];
   int sp = 0, hops = 0, ret = 0;
@@ -378,7 +378,7 @@ int sb_ovl_open_node_dir(const onode *n, mdir *out) {
 void sb_ovl_merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth) {
   sb_dirlist dl = {0};
   sb_err e;
-  if (depth <= WALK_DEPTH_MAX && sb_ovl_list_merged(fs, d, &dl, SB_RT_SIZES, &e) == SB_OK) {
+  if (depth <= SB_WALK_DEPTH_MAX && sb_ovl_list_merged(fs, d, &dl, SB_RT_SIZES, &e) == SB_OK) {
     for (size_t i = 0; i < dl.n; i++) {
       if (dl.v[i].type == SB_T_FILE) *bytes += dl.v[i].size;
       onode n;

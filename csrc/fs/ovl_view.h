@@ -13,9 +13,6 @@
 
 enum { UP = 0, LO = 1 };
 #define DEPTH_MAX 512      /* directories a lookup may hold */
-#define HOPS_MAX 40        /* symlinks per lookup, as the kernel */
-#define WALK_DEPTH_MAX 256 /* as the container's walk */
-#define WORK_MAX (2 * SB_PATH_MAX + 2)
 
 typedef struct ovl {
   int root[2]; /* O_PATH | O_DIRECTORY: the upper layer, base_dir */
@@ -46,7 +43,7 @@ typedef struct onode {
   bool lower_has;             /* the base (where visible) has an entry of that name */
   bool lower_dir;             /* ... and it is a directory */
   struct stat st;             /* the object (lstat), where >= 0 */
-  char rel[WORK_MAX + 1];     /* its real root-relative path in the merged view */
+  char rel[SB_WORK_MAX + 1];     /* its real root-relative path in the merged view */
   size_t rlen, plen;          /* rel's length; the parent's part of it */
   bool partial;               /* ENOENT before the final component: rel is where it was going */
 } onode;

@@ -15,9 +15,7 @@
 #include "base/path.h"
 
 #define EAGAIN_RETRIES 128 /* libpathrs' bound: ~0.1 % residual under a storm */
-#define HOPS_MAX 40        /* symlinks per resolution, as the kernel */
 #define DEPTH_MAX 1024     /* directory fds the fallback may hold */
-#define WORK_MAX (2 * SB_PATH_MAX + 2)
 
 static int sys_openat2_how(int dirfd, const char *path, int flags, mode_t mode, bool follow, uint64_t extra) {
   struct open_how how;
@@ -81,12 +79,12 @@ static int splice_link(int cur, const char *name, char saved, char *buf, size_t 
   ssize_t n = readlinkat(cur, name, target, sizeof target);
   buf[*pos] = saved; /* name ended there */
   if (n < 0) return errno == EINVAL ? -ENOTDIR : -errno;
-  if (++*hops > HOPS_MAX || on_procfs(cur)) return -ELOOP;
+  if (++*hops > SB_HOPS_MAX || on_procfs(cur)) return -ELOOP;
   if (n == 0) return -ENOENT;
   if ((size_t)n >= sizeof target) return -ENAMETOOLONG;
   if (target[0] == '/') return -EXDEV;
   size_t restlen = *end - *pos; /* starts with '/' when anything follows */
-  if ((size_t)n + restlen > WORK_MAX) return -ENAMETOOLONG;
+  if ((size_t)n + restlen > SB_WORK_MAX) return -ENAMETOOLONG;
   memmove(buf + n, buf + *pos, restlen);
   memcpy(buf, target, (size_t)n);
   *end = (size_t)n + restlen;
@@ -101,7 +99,7 @@ static int splice_link(int cur, const char *name, char saved, char *buf, size_t 
  * followed, as the kernel does. */
 static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode,
                 bool follow_final) {
-  char buf[WORK_MAX + 1];
+  char buf[SB_WORK_MAX + 1];
   int stack[DEPTH_MAX];
   int sp = 0, cur = r->rootfd, hops = 0, ret;
   size_t pos = 0, end = len;

@@ -1,190 +1,11 @@
 #include "fs/virtual.h"
+#include "fs/vtree.h"
 #include "base/clock.h"
 #include "fs/dirlist.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* uthash allocates through the sandbox allocator and never exits on OOM: a
- * failed add leaves the item out and its hh.tbl NULL. Every function using
- * a HASH_ macro that may allocate or free has `hmem` in scope. */
-#define HASH_NONFATAL_OOM 1
-#define uthash_malloc(sz) sb_malloc(hmem, sz)
-#define uthash_free(ptr, sz) sb_free(hmem, ptr, sz)
-#include <uthash.h>
-
-typedef struct vnode vnode;
-struct vnode {
-  UT_hash_handle hh; /* in the parent's table of children */
-  vnode *parent;
-  vnode *children; /* directories: head of the children table */
-  char *data;      /* files: `size` bytes and a NUL (NULL when empty) */
-  uint64_t size;
-  double mtime;
-  uint8_t type;     /* SB_T_FILE | SB_T_DIR | SB_T_SYMLINK (data: the target, size: its length) */
-  uint8_t unsorted; /* directories: children no longer in name order */
-  uint16_t namelen;
-  char name[];
-};
-
-typedef struct vtree {
-  vnode *root;
-} vtree;
-
-#define VT(fs) ((vtree *)(fs)->impl)
-
-static double now(void) { return sb_wall(); }
-
-static size_t node_bytes(size_t namelen) { return sizeof(vnode) + namelen + 1; }
-
-static vnode *node_new(const sb_mem *m, const char *name, size_t len, int type) {
-  vnode *n = sb_malloc(m, node_bytes(len));
-  if (!n) return NULL;
-  memset(n, 0, sizeof *n);
-  n->type = (uint8_t)type;
-  n->namelen = (uint16_t)len;
-  memcpy(n->name, name, len);
-  n->name[len] = '\0';
-  n->mtime = now();
-  return n;
-}
-
-static vnode *child_find(vnode *dir, const char *name, size_t len) {
-  vnode *c = NULL;
-  HASH_FIND(hh, dir->children, name, len, c);
-  return c;
-}
-
-static int name_cmp(const vnode *a, const vnode *b) {
-  size_t n = a->namelen < b->namelen ? a->namelen : b->namelen;
-  int r = memcmp(a->name, b->name, n);
-  return r ? r : (a->namelen > b->namelen) - (a->namelen < b->namelen);
-}
-
-/* Link c under dir; false on OOM (c is then not linked). uthash appends to
- * the iteration order: it stays sorted by name while names come in order
- * (the common case), so listings rarely need to sort. */
-static bool child_add(const sb_mem *hmem, vnode *dir, vnode *c) {
-  c->parent = dir;
-  if (dir->children && !dir->unsorted) {
-    UT_hash_table *tbl = dir->children->hh.tbl;
-    if (name_cmp(ELMT_FROM_HH(tbl, tbl->tail), c) > 0) dir->unsorted = 1;
-  }
-  HASH_ADD_KEYPTR(hh, dir->children, c->name, c->namelen, c);
-  if (!c->hh.tbl) return false;
-  dir->mtime = c->mtime;
-  return true;
-}
-
-static void child_del(const sb_mem *hmem, vnode *dir, vnode *c) {
-  HASH_DELETE(hh, dir->children, c);
-  dir->mtime = now();
-}
-
-/* Free a subtree that is no longer linked; counts what it held. */
-static void subtree_free(const sb_mem *hmem, vnode *n, uint64_t *bytes, uint64_t *nodes) {
-  vnode *c, *tmp;
-  HASH_ITER(hh, n->children, c, tmp) {
-    HASH_DELETE(hh, n->children, c);
-    subtree_free(hmem, c, bytes, nodes);
-  }
-  if (n->type != SB_T_DIR) {
-    *bytes += n->size;
-    sb_free(hmem, n->data, n->data ? n->size + 1 : 0);
-  }
-  (*nodes)++;
-  sb_free(hmem, n, node_bytes(n->namelen));
-}
-
-static sb_code unlink_free(sb_fs *fs, vnode *n) {
-  const sb_mem *hmem = &fs->mem;
-  uint64_t bytes = 0, nodes = 0;
-  child_del(hmem, n->parent, n);
-  subtree_free(hmem, n, &bytes, &nodes);
-  sb_quota_apply(&fs->quota, -(int64_t)bytes, -(int64_t)nodes);
-  return SB_OK;
-}
-
-/* ---- resolution (SPEC §4), as the container's resolver does it ---------- */
-
-#define HOPS_MAX 40 /* links per resolution, as the kernel */
-#define WORK_MAX (2 * SB_PATH_MAX + 2)
-
-
-typedef struct vres {
-  vnode *node;   /* what the path names */
-  bool followed; /* a link was followed on the way (the policy looks again) */
-} vres;
-
-/* Resolve a clean path ("" = the root; ".." kept) beneath the root: ".."
- * climbs to the real parent, links are spliced into what remains (an
- * absolute target, or a ".." above the root, is EESCAPE; more than
- * HOPS_MAX hops ELOOP). A final link is followed when `follow`, or when a
- * spliced target put a "/" after it. */
-static sb_code vresolve(vtree *v, const char *path, size_t len, bool follow, vres *out, sb_err *e) {
-  char buf[WORK_MAX + 1];
-  size_t pos = 0, end = len;
-  int hops = 0;
-  vnode *cur = v->root;
-  memcpy(buf, path, len);
-  buf[end] = '\0';
-  out->followed = false;
-  for (;;) {
-    while (pos < end && buf[pos] == '/') pos++;
-    if (pos >= end) break; /* cur itself */
-    size_t b = pos;
-    while (pos < end && buf[pos] != '/') pos++;
-    size_t clen = pos - b;
-    if (sb_path_is_dot(buf + b, clen)) continue;
-    if (sb_path_is_dotdot(buf + b, clen)) {
-      if (cur == v->root) return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
-      cur = cur->parent;
-      continue;
-    }
-    vnode *ch = child_find(cur, buf + b, clen);
-    bool final = !sb_path_more_after(buf, pos, end), slash = final && pos < end;
-    if (!ch) return sb_fail(e, SB_ENOENT, NULL);
-    if (ch->type == SB_T_SYMLINK && (!final || follow || slash)) {
-      if (++hops > HOPS_MAX) return sb_fail(e, SB_ELOOP, NULL);
-      if (ch->data[0] == '/') return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
-      size_t n = ch->size, restlen = end - pos;
-      if (n + restlen > WORK_MAX) return sb_fail(e, SB_ENAMETOOLONG, NULL);
-      memmove(buf + n, buf + pos, restlen);
-      memcpy(buf, ch->data, n);
-      end = n + restlen;
-      buf[end] = '\0';
-      pos = 0;
-      out->followed = true;
-      continue; /* relative to cur, the link's directory */
-    }
-    if (final) {
-      if (slash && ch->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-      cur = ch;
-      break;
-    }
-    if (ch->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-    cur = ch;
-  }
-  out->node = cur;
-  return SB_OK;
-}
-
-/* The root-relative path of a node, into out (>= SB_PATH_MAX + 1 bytes;
- * the tree never holds a deeper one). */
-static size_t node_path(const vnode *n, char *out) {
-  const vnode *chain[SB_MAXCOMP + 1];
-  size_t k = 0, len = 0;
-  for (; n && n->parent; n = n->parent) chain[k++] = n;
-  while (k > 0) {
-    const vnode *c = chain[--k];
-    if (len) out[len++] = '/';
-    memcpy(out + len, c->name, c->namelen);
-    len += c->namelen;
-  }
-  out[len] = '\0';
-  return len;
-}
 
 static bool rules_on(const sb_policy *pol) {
   return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
@@ -197,7 +18,7 @@ static sb_code recheck(sb_fs *fs, const vres *r, const vnode *dir, const char *n
   const sb_policy *pol = fs->policy;
   if (!r->followed || !rules_on(pol)) return SB_OK;
   char real[SB_PATH_MAX + SB_NAME_MAX + 2];
-  size_t len = node_path(dir, real);
+  size_t len = sb_vt_node_path(dir, real);
   if (name) {
     if (len) real[len++] = '/';
     memcpy(real + len, name, nlen);
@@ -207,70 +28,9 @@ static sb_code recheck(sb_fs *fs, const vres *r, const vnode *dir, const char *n
   return sb_policy_check(pol, acc, real, len, kind, e);
 }
 
-static sb_code lookup(vtree *v, const sb_path *p, bool follow, vres *r, sb_err *e) {
-  sb_code c = vresolve(v, p->buf, p->len, follow || p->must_dir, r, e);
-  if (c == SB_OK && p->must_dir && r->node->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-  return c;
-}
-
-/* The directory of components [0, k), followed like any intermediate one. */
-static sb_code resolve_dir(vtree *v, const sb_path *p, unsigned k, vres *r, sb_err *e) {
-  sb_code c = vresolve(v, p->buf, k ? (size_t)p->off[k] - 1 : 0, true, r, e);
-  if (c == SB_OK && r->node->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
-  return c;
-}
-
-/* Resolve the parent of the last component. With `create`, report how many
- * directories are missing instead of failing (they are created later, after
- * the quota check), found as the container finds them: the deepest prefix
- * that resolves. A missing component followed by "..", or one that exists
- * only as a dangling link, cannot be created: ENOENT. */
-static sb_code find_parent(vtree *v, const sb_path *p, bool create, vres *dir,
-                           unsigned *first_missing, sb_err *e) {
-  unsigned upto = p->ncomp - 1;
-  *first_missing = upto;
-  sb_code c = resolve_dir(v, p, upto, dir, e);
-  if (c != SB_ENOENT || !create) return c;
-  unsigned k = upto;
-  while (k > 0 && (c = resolve_dir(v, p, --k, dir, e)) == SB_ENOENT) {}
-  if (c != SB_OK) return c;
-  for (unsigned i = k; i < p->ncomp; i++) {
-    size_t len;
-    const char *c2 = sb_path_comp(p, i, &len);
-    if (sb_path_is_dotdot(c2, len)) return sb_fail(e, SB_ENOENT, NULL);
-  }
-  size_t len;
-  const char *name = sb_path_comp(p, k, &len);
-  if (child_find(dir->node, name, len)) return sb_fail(e, SB_ENOENT, NULL); /* a dangling link */
-  *first_missing = k;
-  return SB_OK;
-}
-
-/* Create directories for components [from, upto) under dir. On OOM, undo. */
-static sb_code make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from,
-                         unsigned upto, vnode **last, sb_err *e) {
-  const sb_mem *hmem = &fs->mem;
-  vnode *first = NULL, *cur = dir;
-  for (unsigned i = from; i < upto; i++) {
-    size_t len;
-    const char *c = sb_path_comp(p, i, &len);
-    vnode *d = node_new(hmem, c, len, SB_T_DIR);
-    if (!d || !child_add(hmem, cur, d)) {
-      sb_free(hmem, d, d ? node_bytes(len) : 0);
-      if (first) unlink_free(fs, first);
-      return sb_fail(e, SB_ENOSPC, "out of memory");
-    }
-    sb_quota_apply(&fs->quota, 0, 1);
-    if (!first) first = d;
-    cur = d;
-  }
-  *last = cur;
-  return SB_OK;
-}
-
 static sb_code vt_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   vres r;
-  sb_code c = lookup(VT(fs), p, true, &r, e);
+  sb_code c = sb_vt_lookup(VT(fs), p, true, &r, e);
   if (c != SB_OK) return c;
   vnode *n = r.node;
   if (n->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
@@ -289,14 +49,14 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   vnode *old = NULL;
   vres pr;
   unsigned miss;
-  sb_code c = find_parent(v, p, o->parents, &pr, &miss, e);
+  sb_code c = sb_vt_find_parent(v, p, o->parents, &pr, &miss, e);
   if (c != SB_OK) return c;
   vnode *dir = pr.node;
   size_t nlen;
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
   unsigned ndirs = p->ncomp - 1 - miss;
   if ((c = recheck(fs, &pr, dir, name, nlen, SB_ACC_WRITE, SB_KIND_FILE, e)) != SB_OK) return c;
-  if (ndirs == 0 && (old = child_find(dir, name, nlen)) != NULL) {
+  if (ndirs == 0 && (old = sb_vt_child_find(dir, name, nlen)) != NULL) {
     if (old->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
     if (old->type == SB_T_SYMLINK) return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
     if (!o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
@@ -316,32 +76,32 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     sb_free(hmem, old->data, old->size + 1);
     old->data = copy;
     old->size = len;
-    old->mtime = now();
+    old->mtime = sb_vt_now();
     sb_quota_apply(&fs->quota, dbytes, 0);
     return SB_OK;
   }
-  vnode *f = node_new(hmem, name, nlen, SB_T_FILE);
+  vnode *f = sb_vt_node_new(hmem, name, nlen, SB_T_FILE);
   if (!f) {
     sb_free(hmem, copy, len + 1);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   vnode *target = dir, *first_new = NULL;
   if (ndirs) {
-    if ((c = make_dirs(fs, p, dir, miss, p->ncomp - 1, &target, e)) != SB_OK) {
+    if ((c = sb_vt_make_dirs(fs, p, dir, miss, p->ncomp - 1, &target, e)) != SB_OK) {
       sb_free(hmem, copy, len + 1);
-      sb_free(hmem, f, node_bytes(nlen));
+      sb_free(hmem, f, sb_vt_node_bytes(nlen));
       return c;
     }
     size_t flen;
     const char *fname = sb_path_comp(p, miss, &flen);
-    first_new = child_find(dir, fname, flen);
+    first_new = sb_vt_child_find(dir, fname, flen);
   }
   f->data = copy;
   f->size = len;
-  if (!child_add(hmem, target, f)) {
+  if (!sb_vt_child_add(hmem, target, f)) {
     sb_free(hmem, copy, len + 1);
-    sb_free(hmem, f, node_bytes(f->namelen));
-    if (first_new) unlink_free(fs, first_new);
+    sb_free(hmem, f, sb_vt_node_bytes(f->namelen));
+    if (first_new) sb_vt_unlink_free(fs, first_new);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   sb_quota_apply(&fs->quota, (int64_t)len, 1);
@@ -360,7 +120,7 @@ static void fill_stat(const vnode *n, sb_stat *st) {
 
 static sb_code vt_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e) {
   vres r;
-  sb_code c = lookup(VT(fs), p, follow, &r, e);
+  sb_code c = sb_vt_lookup(VT(fs), p, follow, &r, e);
   if (c == SB_OK)
     c = recheck(fs, &r, r.node, NULL, 0, SB_ACC_LIST, r.node->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e);
   if (c == SB_OK) fill_stat(r.node, st);
@@ -371,11 +131,11 @@ static sb_code vt_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb
  * the parent followed, the entry itself not. */
 static sb_code find_entry(vtree *v, const sb_path *p, vres *dir, vnode **ent, sb_err *e) {
   unsigned miss;
-  sb_code c = find_parent(v, p, false, dir, &miss, e);
+  sb_code c = sb_vt_find_parent(v, p, false, dir, &miss, e);
   if (c != SB_OK) return c;
   size_t nlen;
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
-  *ent = child_find(dir->node, name, nlen);
+  *ent = sb_vt_child_find(dir->node, name, nlen);
   return SB_OK;
 }
 
@@ -388,19 +148,19 @@ static sb_code vt_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   size_t nlen;
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
   char real[SB_PATH_MAX + 1];
-  size_t rlen = node_path(dir.node, real);
+  size_t rlen = sb_vt_node_path(dir.node, real);
   if ((c = recheck(fs, &dir, dir.node, name, nlen, SB_ACC_WRITE, SB_KIND_FILE, e)) != SB_OK ||
       (c = sb_policy_link(fs->policy, real, rlen, target, tlen, e)) != SB_OK)
     return c;
   if (old) return sb_fail(e, SB_EEXIST, NULL);
   if (p->must_dir) return sb_fail(e, SB_ENOENT, NULL); /* "new/": a link cannot be a directory */
   if ((c = sb_quota_check(&fs->quota, (int64_t)tlen, 1, e)) != SB_OK) return c;
-  vnode *l = node_new(hmem, name, nlen, SB_T_SYMLINK);
+  vnode *l = sb_vt_node_new(hmem, name, nlen, SB_T_SYMLINK);
   char *text = sb_malloc(hmem, tlen + 1);
   if (!l || !text || (memcpy(text, target, tlen), text[tlen] = '\0', l->data = text, l->size = tlen,
-                      !child_add(hmem, dir.node, l))) {
+                      !sb_vt_child_add(hmem, dir.node, l))) {
     sb_free(hmem, text, text ? tlen + 1 : 0);
-    sb_free(hmem, l, l ? node_bytes(nlen) : 0);
+    sb_free(hmem, l, l ? sb_vt_node_bytes(nlen) : 0);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   sb_quota_apply(&fs->quota, (int64_t)tlen, 1);
@@ -430,12 +190,12 @@ static sb_code vt_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
   vres r;
   sb_code c;
   if (follow || p->ncomp == 0 || sb_path_names_no_entry(p)) {
-    if ((c = lookup(VT(fs), p, true, &r, e)) != SB_OK) return c;
-    b->len = node_path(r.node, b->p);
+    if ((c = sb_vt_lookup(VT(fs), p, true, &r, e)) != SB_OK) return c;
+    b->len = sb_vt_node_path(r.node, b->p);
   } else {
     vnode *n;
     if ((c = find_entry(VT(fs), p, &r, &n, e)) != SB_OK) return c;
-    size_t len = node_path(r.node, b->p), nlen;
+    size_t len = sb_vt_node_path(r.node, b->p), nlen;
     const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
     if (len) b->p[len++] = '/';
     memcpy(b->p + len, name, nlen);
@@ -450,7 +210,7 @@ static sb_code vt_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
 static sb_code list_children(sb_fs *fs, vnode *d, sb_dirlist *out, sb_err *e) {
   vnode *c, *tmp;
   if (d->unsorted) { /* in place, no allocation; later listings find it sorted */
-    HASH_SRT(hh, d->children, name_cmp);
+    HASH_SRT(hh, d->children, sb_vt_name_cmp);
     d->unsorted = 0;
   }
   HASH_ITER(hh, d->children, c, tmp) {
@@ -462,7 +222,7 @@ static sb_code list_children(sb_fs *fs, vnode *d, sb_dirlist *out, sb_err *e) {
 
 static sb_code vt_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e) {
   vres r;
-  sb_code c = lookup(VT(fs), p, true, &r, e);
+  sb_code c = sb_vt_lookup(VT(fs), p, true, &r, e);
   if (c != SB_OK) return c;
   if (r.node->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   if ((c = recheck(fs, &r, r.node, NULL, 0, SB_ACC_LIST, SB_KIND_DIR, e)) != SB_OK) return c;
@@ -473,7 +233,7 @@ static sb_code vt_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   vtree *v = VT(fs);
   vres pr;
   unsigned miss;
-  sb_code c = find_parent(v, p, parents, &pr, &miss, e);
+  sb_code c = sb_vt_find_parent(v, p, parents, &pr, &miss, e);
   if (c != SB_OK) return c;
   vnode *dir = pr.node;
   unsigned ndirs = p->ncomp - 1 - miss;
@@ -481,7 +241,7 @@ static sb_code vt_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
   if ((c = recheck(fs, &pr, dir, name, nlen, SB_ACC_MODIFY, SB_KIND_DIR, e)) != SB_OK) return c;
   if (ndirs == 0) {
-    vnode *old = child_find(dir, name, nlen);
+    vnode *old = sb_vt_child_find(dir, name, nlen);
     if (old) {
       if (old->type == SB_T_DIR && parents) return SB_OK;
       return sb_fail(e, SB_EEXIST, NULL);
@@ -489,7 +249,7 @@ static sb_code vt_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   }
   if ((c = sb_quota_check(&fs->quota, 0, (int64_t)ndirs + 1, e)) != SB_OK) return c;
   vnode *last;
-  return make_dirs(fs, p, dir, miss, p->ncomp, &last, e);
+  return sb_vt_make_dirs(fs, p, dir, miss, p->ncomp, &last, e);
 }
 
 /* The entry itself, never a link's target ("link/" must then be a
@@ -509,7 +269,7 @@ static sb_code vt_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
     return c;
   if (n->type == SB_T_DIR && n->children && !recursive)
     return sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
-  return unlink_free(fs, n);
+  return sb_vt_unlink_free(fs, n);
 }
 
 static bool is_ancestor(const vnode *a, const vnode *n) {
@@ -526,14 +286,14 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   vres sr, dr;
   unsigned miss;
   /* as the kernel: both parents first, then the source entry */
-  sb_code c = find_parent(v, from, false, &sr, &miss, e);
+  sb_code c = sb_vt_find_parent(v, from, false, &sr, &miss, e);
   if (c != SB_OK) return c;
-  if ((c = find_parent(v, to, false, &dr, &miss, e)) != SB_OK) return c;
+  if ((c = sb_vt_find_parent(v, to, false, &dr, &miss, e)) != SB_OK) return c;
   sdir = sr.node;
   dir = dr.node;
   size_t slen;
   const char *sname = sb_path_comp(from, from->ncomp - 1, &slen);
-  if (!(src = child_find(sdir, sname, slen))) return sb_fail(e, SB_ENOENT, NULL);
+  if (!(src = sb_vt_child_find(sdir, sname, slen))) return sb_fail(e, SB_ENOENT, NULL);
   if (from->must_dir && src->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   if (to->must_dir && src->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   size_t nlen;
@@ -542,7 +302,7 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   if ((c = recheck(fs, &sr, sdir, sname, slen, SB_ACC_MODIFY, kind, e)) != SB_OK ||
       (c = recheck(fs, &dr, dir, name, nlen, SB_ACC_MODIFY, kind, e)) != SB_OK)
     return c;
-  vnode *dst = child_find(dir, name, nlen);
+  vnode *dst = sb_vt_child_find(dir, name, nlen);
   if (dst == src) return SB_OK;
   /* the kernel's order from here: EEXIST, EINVAL, ENOTEMPTY, then types */
   if (dst && !overwrite) return sb_fail(e, SB_EEXIST, NULL);
@@ -558,11 +318,11 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   vnode *moved = src;
   bool renamed = nlen != src->namelen || memcmp(name, src->name, nlen) != 0;
   if (renamed) {
-    moved = sb_malloc(hmem, node_bytes(nlen));
+    moved = sb_malloc(hmem, sb_vt_node_bytes(nlen));
     if (!moved) return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   vnode *oldparent = src->parent;
-  child_del(hmem, oldparent, src);
+  sb_vt_child_del(hmem, oldparent, src);
   if (renamed) {
     memcpy(moved, src, sizeof *src);
     moved->namelen = (uint16_t)nlen;
@@ -570,18 +330,18 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
     moved->name[nlen] = '\0';
     vnode *ch, *tmp;
     HASH_ITER(hh, moved->children, ch, tmp) ch->parent = moved;
-    sb_free(hmem, src, node_bytes(src->namelen));
+    sb_free(hmem, src, sb_vt_node_bytes(src->namelen));
   }
-  if (!child_add(hmem, dir, moved)) {
+  if (!sb_vt_child_add(hmem, dir, moved)) {
     /* Put it back where it was; if even that fails, drop it cleanly. */
     uint64_t bytes = 0, nodes = 0;
-    if (renamed || !child_add(hmem, oldparent, moved)) {
-      subtree_free(hmem, moved, &bytes, &nodes);
+    if (renamed || !sb_vt_child_add(hmem, oldparent, moved)) {
+      sb_vt_subtree_free(hmem, moved, &bytes, &nodes);
       sb_quota_apply(&fs->quota, -(int64_t)bytes, -(int64_t)nodes);
     }
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
-  if (dst) unlink_free(fs, dst);
+  if (dst) sb_vt_unlink_free(fs, dst);
   return SB_OK;
 }
 
@@ -649,7 +409,7 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
 static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud,
                        sb_err *e) {
   vres r;
-  sb_code c = lookup(VT(fs), p, true, &r, e); /* a named start is followed: grep{path = "link"} */
+  sb_code c = sb_vt_lookup(VT(fs), p, true, &r, e); /* a named start is followed: grep{path = "link"} */
   if (c != SB_OK) return c;
   vnode *n = r.node;
   walk_state *w = sb_malloc(&fs->mem, sizeof *w);
@@ -661,7 +421,7 @@ static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
   e->code = SB_OK;
   /* below a followed link, entries are named by where they really are, so
    * rules judge real paths (as the container does) */
-  size_t rlen = r.followed && rules_on(fs->policy) ? node_path(n, w->rel) : sb_path_clean(p, w->rel);
+  size_t rlen = r.followed && rules_on(fs->policy) ? sb_vt_node_path(n, w->rel) : sb_path_clean(p, w->rel);
   if ((c = recheck(fs, &r, n, NULL, 0, SB_ACC_LIST, n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e)) != SB_OK) {
     sb_free(&fs->mem, w, sizeof *w);
     return c;
@@ -690,13 +450,13 @@ static void vt_close(sb_fs *fs) {
   vtree *v = VT(fs);
   if (!v) return;
   uint64_t bytes = 0, nodes = 0;
-  subtree_free(&fs->mem, v->root, &bytes, &nodes);
+  sb_vt_subtree_free(&fs->mem, v->root, &bytes, &nodes);
   sb_free(&fs->mem, v, sizeof *v);
   fs->impl = NULL;
 }
 
 static size_t tree_bytes(vnode *n) {
-  size_t total = node_bytes(n->namelen) + (n->type != SB_T_DIR && n->data ? n->size + 1 : 0);
+  size_t total = sb_vt_node_bytes(n->namelen) + (n->type != SB_T_DIR && n->data ? n->size + 1 : 0);
   if (n->children)
     total += sizeof(UT_hash_table) + n->children->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
   vnode *c, *tmp;
@@ -711,7 +471,7 @@ size_t sb_virtual_footprint(sb_fs *fs) {
 sb_code sb_virtual_open(sb_fs *fs, sb_err *e) {
   vtree *v = sb_malloc(&fs->mem, sizeof *v);
   if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
-  if (!(v->root = node_new(&fs->mem, "", 0, SB_T_DIR))) {
+  if (!(v->root = sb_vt_node_new(&fs->mem, "", 0, SB_T_DIR))) {
     sb_free(&fs->mem, v, sizeof *v);
     return sb_fail(e, SB_ENOSPC, "out of memory");
   }
