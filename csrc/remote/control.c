@@ -39,24 +39,26 @@ static sb_code rest(const sb_mem *m, const sb_remote_engine *g, const char *meth
   return c;
 }
 
-static void copy_field(const sb_json *d, const char *name, char *out, size_t cap) {
+static void copy_field(const sb_json *d, size_t at, const char *name, char *out, size_t cap) {
   size_t len;
-  const char *s = sb_json_str(d, sb_json_field(d, 0, name), &len);
+  const char *s = sb_json_str(d, sb_json_field(d, at, name), &len);
   if (s && len < cap) memcpy(out, s, len + 1);
   else out[0] = '\0';
 }
 
 /* The sandbox the engine described: id and token required. */
-static sb_code box_from(const sb_remote_engine *g, const sb_json *d, const char *what, sb_remote_box *b, sb_err *e) {
+/* The sandbox the engine described in the object at token `at` of d. */
+static sb_code box_from(const sb_remote_engine *g, const sb_json *d, size_t at, const char *what, sb_remote_box *b,
+                        sb_err *e) {
   memset(b, 0, sizeof *b);
-  copy_field(d, "sandboxID", b->id, sizeof b->id);
-  copy_field(d, "templateID", b->template_id, sizeof b->template_id);
-  copy_field(d, "envdVersion", b->envd_version, sizeof b->envd_version);
-  copy_field(d, "envdAccessToken", b->token, sizeof b->token);
-  copy_field(d, "state", b->state, sizeof b->state);
+  copy_field(d, at, "sandboxID", b->id, sizeof b->id);
+  copy_field(d, at, "templateID", b->template_id, sizeof b->template_id);
+  copy_field(d, at, "envdVersion", b->envd_version, sizeof b->envd_version);
+  copy_field(d, at, "envdAccessToken", b->token, sizeof b->token);
+  copy_field(d, at, "state", b->state, sizeof b->state);
   if (!id_ok(b->id)) return sb_failf(e, SB_EIO, "remote: %s: the engine's reply has no usable sandboxID", what);
   char domain[256];
-  copy_field(d, "domain", domain, sizeof domain);
+  copy_field(d, at, "domain", domain, sizeof domain);
   const char *dom = g->domain ? g->domain : *domain ? domain : "e2b.app";
   int n = g->envd_url ? snprintf(b->envd_url, sizeof b->envd_url, "%s", g->envd_url)
                       : snprintf(b->envd_url, sizeof b->envd_url, "https://49983-%s.%s", b->id, dom);
@@ -97,7 +99,7 @@ sb_code sb_remote_create(const sb_mem *m, const sb_remote_engine *g, const sb_re
   sb_json d;
   c = rest(m, g, "POST", "/sandboxes", "create sandbox", w.b.p, &d, e);
   sb_buf_free(m, &w.b);
-  if (c == SB_OK) c = box_from(g, &d, "create sandbox", out, e);
+  if (c == SB_OK) c = box_from(g, &d, 0, "create sandbox", out, e);
   sb_json_free(&d);
   return c;
 }
@@ -119,7 +121,7 @@ sb_code sb_remote_connect(const sb_mem *m, const sb_remote_engine *g, const char
                           sb_err *e) {
   sb_json d;
   sb_code c = post_timeout(m, g, id, "connect", timeout, "connect to sandbox", &d, e);
-  if (c == SB_OK) c = box_from(g, &d, "connect to sandbox", out, e);
+  if (c == SB_OK) c = box_from(g, &d, 0, "connect to sandbox", out, e);
   sb_json_free(&d);
   return c;
 }
@@ -146,17 +148,8 @@ sb_code sb_remote_list(const sb_mem *m, const sb_remote_engine *g, sb_remote_box
   sb_code c = rest(m, g, "GET", "/v2/sandboxes", "list sandboxes", NULL, &d, e);
   if (c == SB_OK && !sb_json_is(&d, 0, SB_JARR)) c = sb_fail(e, SB_EIO, "remote: list sandboxes: the reply is not a list");
   for (size_t k = 0, i = 1; c == SB_OK && k < d.t[0].len; k++, i = d.t[i].next) {
-    /* each element as its own document: box_from reads fields of token 0 */
-    sb_jw w;
-    sb_json one;
-    sb_jw_init(&w, m);
-    sb_jw_value(&w, &d, i);
-    if ((c = sb_jw_finish(&w, e)) != SB_OK) break;
-    c = sb_json_parse(&one, m, w.b.p, w.b.len, e);
-    sb_buf_free(m, &w.b);
     sb_remote_box b;
-    if (c == SB_OK && (c = box_from(g, &one, "list sandboxes", &b, e)) == SB_OK) c = fn(ud, &b, e);
-    sb_json_free(&one);
+    if ((c = box_from(g, &d, i, "list sandboxes", &b, e)) == SB_OK) c = fn(ud, &b, e);
   }
   sb_json_free(&d);
   return c;
