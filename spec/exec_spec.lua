@@ -571,4 +571,41 @@ describe("a host that dies without disposing", function()
     while #procs.find(m) > 0 and require("sandbox.core").clock() < deadline do sh.run("sleep 0.05") end
     assert_gone(m)
   end)
+
+  -- The v2 directory this process's sandboxes make their cgroups in.
+  local function cgroup_dir()
+    local mnt = sh.lines("grep ' - cgroup2 ' /proc/self/mountinfo | awk '{print $5}'")[1]
+    local rel = sh.lines("sed -n 's/^0:://p' /proc/self/cgroup")[1]
+    return mnt and (mnt .. (rel == "/" and "" or rel or ""))
+  end
+
+  it("leaves no cgroup of its own behind: the next sandbox made on the host removes it", function()
+    local dir = cgroup_dir()
+    assert.is_string(dir, "no cgroup2 hierarchy mounted")
+    local d = backends.tmpdir("cgdeath")
+    local script = ([[%s -e '
+      package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+      package.cpath = "%s/?.so;" .. package.cpath
+      local s = require("sandbox").container { base_dir = "%s" }
+      assert(s:exec("true").exit_code == 0)
+      io.write("ready\n") io.flush()
+      while true do s:poll(1) end' & echo $!; wait]]):format(sh.lua(), sh.build, d)
+    local p = sh.popen(script)
+    local host = p:read("*l")
+    assert.equal("ready", p:read("*l"))
+    local pattern = ("ls -d %s/sandbox-*-%s-* 2>/dev/null; true"):format(sh.quote(dir), host)
+    local s0 = assert(sandbox.container { base_dir = d })
+    local left = sh.lines(pattern)
+    if tostring(s0.confinement.tree_kill.via):match("cgroup") or #left > 0 then
+      assert.equal(1, #left, "the host made no cgroup directory")
+    end
+    s0:dispose()
+    sh.run("kill -9 " .. host)
+    p:close()
+    if #left == 0 then return end -- no cgroup here: nothing can be left
+    local s = assert(sandbox.container { base_dir = d })
+    assert.equal(0, s:exec("true").exit_code)
+    assert.same({}, sh.lines(pattern))
+    s:dispose()
+  end)
 end)

@@ -2,6 +2,7 @@
 
 #include "base/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -59,6 +60,47 @@ static bool hierarchy_dir(const char *ctrl, char *out, size_t cap) {
   return snprintf(out, cap, "%s%s", mnt, rel) < (int)cap;
 }
 
+/* This process's PID namespace, as a number for the sandbox's directory
+ * name: a pid in a name means something only in the namespace it came from. */
+static unsigned long pidns_ino(void) {
+  struct stat st;
+  return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/* Remove what hosts killed before their dispose left in parent: directories
+ * named by a pid of our PID namespace that no longer runs, with whatever
+ * idle leaves they hold. rmdir refuses a cgroup that still has processes or
+ * children, so a leaf whose command outlived its host stays (and its
+ * directory with it): nothing live is ever removed. */
+static void sweep_stale(int parentfd, unsigned long ns) {
+  int fd = openat(parentfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    unsigned long ino, addr;
+    int pid, end = 0;
+    if (sscanf(de->d_name, "sandbox-%lu-%d-%lx%n", &ino, &pid, &addr, &end) != 3 || de->d_name[end] != '\0' ||
+        ino != ns || pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+    if (sd) {
+      struct dirent *le;
+      while ((le = readdir(sd)) != NULL)
+        if (le->d_type == DT_DIR && le->d_name[0] != '.') unlinkat(dirfd(sd), le->d_name, AT_REMOVEDIR);
+      closedir(sd);
+    } else if (sub >= 0) {
+      close(sub);
+    }
+    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+  }
+  closedir(d);
+}
+
 static bool base_open(sb_cgroup_base *b, const char *ctrl, const void *tag) {
   memset(b, 0, sizeof *b);
   b->dirfd = b->parentfd = -1;
@@ -67,7 +109,9 @@ static bool base_open(sb_cgroup_base *b, const char *ctrl, const void *tag) {
   if (getenv("SANDBOX_NO_CGROUP") || !hierarchy_dir(ctrl, dir, sizeof dir)) return false;
   b->parentfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (b->parentfd < 0) return false;
-  snprintf(b->name, sizeof b->name, "sandbox-%d-%lx", (int)getpid(), (unsigned long)(uintptr_t)tag);
+  unsigned long ns = pidns_ino();
+  sweep_stale(b->parentfd, ns);
+  snprintf(b->name, sizeof b->name, "sandbox-%lu-%d-%lx", ns, (int)getpid(), (unsigned long)(uintptr_t)tag);
   if (mkdirat(b->parentfd, b->name, 0755) != 0 && errno != EEXIST) goto fail;
   b->dirfd = openat(b->parentfd, b->name, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (b->dirfd < 0) goto fail;
