@@ -43,7 +43,8 @@ int main(int argc, char **argv) {
   t0 = sb_now();
   for (int i = 0; i < n; i++) {
     int code = -2;
-    sb_rproc_spec s = {.cmd = "true"};
+    static const char *const args[] = {"-l", "-c", "true", NULL}; /* what the SDK's commands.run("true") starts */
+    sb_rproc_spec s = {.cmd = "/bin/bash", .args = args};
     if (sb_envd_start(&m, &d, &s, ignore, &code, &e) != SB_OK || code != 0) die(&e);
   }
   double tx = (sb_now() - t0) / n;

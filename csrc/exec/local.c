@@ -51,8 +51,7 @@ typedef struct lproc {
    * alone, counted in base.qdropped. */
   bool paused[2];
   int waiters; /* wait calls in progress */
-  sb_buf queue[2];
-  size_t qoff[2];
+  sb_outq queue[2];
   sb_cmdtree tree; /* the cgroup leaves holding everything it starts */
 } lproc;
 
@@ -108,7 +107,7 @@ static void proc_free(lproc *p) {
   sb_mem m = p->mem;
   for (int k = 0; k < 2; k++) {
     sb_outbuf_free(&m, &p->base.cap[k]);
-    sb_buf_free(&m, &p->queue[k]);
+    sb_outq_free(&m, &p->queue[k]);
   }
   if (p->pidfd >= 0) close(p->pidfd);
   sb_free(&m, p, sizeof *p);
@@ -187,20 +186,14 @@ static void lift(lproc *p) {
 /* Keep a chunk for h:read; with backpressure on, a full queue stops the
  * pipe (one read may overshoot the cap by its size). */
 static void queue_add(lproc *p, int k, const char *d, size_t n) {
-  sb_buf *q = &p->queue[k];
-  if (p->qoff[k] == q->len) q->len = p->qoff[k] = 0;
-  size_t pending = q->len - p->qoff[k], cap = queue_cap(p);
+  sb_outq *q = &p->queue[k];
+  size_t pending = sb_outq_pending(q), cap = queue_cap(p);
   bool hold = hold_back(p);
   if (!hold && pending >= cap) {
     p->base.qdropped[k] += n; /* nobody reads while it ends: the result keeps head and tail */
     return;
   }
-  if (p->qoff[k] > 0 && q->len + n > q->cap) {
-    memmove(q->p, q->p + p->qoff[k], pending);
-    q->len = pending;
-    p->qoff[k] = 0;
-  }
-  if (sb_buf_append(&p->mem, q, d, n) != 0) {
+  if (sb_outq_push(&p->mem, q, d, n) != 0) {
     p->base.qdropped[k] += n; /* out of memory: counted, never silent */
     p->base.output_incomplete = true;
   } else if (hold && pending + n >= cap) {
@@ -386,18 +379,14 @@ static void lp_close_stdin(sb_proc *b) {
 
 static bool lp_pop(sb_proc *b, int k, const char **data, size_t *len) {
   lproc *p = LP(b);
-  sb_buf *q = &p->queue[k];
-  if (p->qoff[k] >= q->len) return false;
-  *data = q->p + p->qoff[k];
-  *len = q->len - p->qoff[k];
-  p->qoff[k] = q->len;
+  if (!sb_outq_pop(&p->queue[k], data, len)) return false;
   if (p->lr && !b->finished) resume(p, k);
   return true;
 }
 
 static bool lp_stream_done(sb_proc *b, int k) {
   lproc *p = LP(b);
-  return p->eof[k] && p->qoff[k] >= p->queue[k].len;
+  return p->eof[k] && sb_outq_pending(&p->queue[k]) == 0;
 }
 
 static void lp_wait_begin(sb_proc *b) {

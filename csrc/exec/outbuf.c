@@ -59,3 +59,27 @@ void sb_outbuf_free(const sb_mem *m, sb_outbuf *o) {
   o->head = o->tail = NULL;
   o->head_len = o->tail_len = 0;
 }
+
+int sb_outq_push(const sb_mem *m, sb_outq *q, const char *d, size_t n) {
+  if (q->off == q->b.len) q->b.len = q->off = 0;
+  size_t pending = q->b.len - q->off;
+  if (q->off > 0 && q->b.len + n > q->b.cap) {
+    memmove(q->b.p, q->b.p + q->off, pending);
+    q->b.len = pending;
+    q->off = 0;
+  }
+  return sb_buf_append(m, &q->b, d, n);
+}
+
+bool sb_outq_pop(sb_outq *q, const char **d, size_t *n) {
+  if (q->off >= q->b.len) return false;
+  *d = q->b.p + q->off;
+  *n = q->b.len - q->off;
+  q->off = q->b.len;
+  return true;
+}
+
+void sb_outq_free(const sb_mem *m, sb_outq *q) {
+  sb_buf_free(m, &q->b);
+  q->off = 0;
+}

@@ -4,6 +4,7 @@
 #ifndef SB_EXEC_OUTBUF_H
 #define SB_EXEC_OUTBUF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/mem.h"
@@ -23,5 +24,21 @@ size_t sb_outbuf_len(const sb_outbuf *o); /* kept bytes */
 void sb_outbuf_copy(const sb_outbuf *o, char *dst);
 size_t sb_outbuf_head_len(const sb_outbuf *o);
 void sb_outbuf_free(const sb_mem *m, sb_outbuf *o);
+
+/* Output kept for h:read (a background command's stream without a
+ * callback), in order: what each runner queues until the reader pops it.
+ * How much may wait, and what happens beyond, is the runner's policy. */
+typedef struct sb_outq {
+  sb_buf b;
+  size_t off; /* bytes before it are read */
+} sb_outq;
+
+static inline size_t sb_outq_pending(const sb_outq *q) { return q->b.len - q->off; }
+/* Append (moving the unread part to the front first when that avoids
+ * growing); 0 or -1 (OOM: nothing appended). */
+int sb_outq_push(const sb_mem *m, sb_outq *q, const char *d, size_t n);
+/* Everything unread, valid until the next push (false: nothing). */
+bool sb_outq_pop(sb_outq *q, const char **d, size_t *n);
+void sb_outq_free(const sb_mem *m, sb_outq *q);
 
 #endif

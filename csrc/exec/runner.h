@@ -59,7 +59,8 @@ struct sb_proc {
   bool queued[2];    /* stream kept for h:read (else: to a callback, or nowhere) */
   bool exited, finished, timed_out, output_incomplete, oom, pids_hit, released;
   int kill_sig;      /* the strongest signal the sandbox sent (0 = none) */
-  int status;        /* waitpid encoding; -1 = lost (reaped by someone else) */
+  int status;        /* waitpid encoding; -1 = lost (reaped by someone else, or the remote link) */
+  char error[160];   /* why the runner lost it or could not run it ("" = nothing to say) */
   double t0, t_end;  /* monotonic seconds */
   sb_outbuf cap[2];  /* what the result keeps: head and tail */
   uint64_t qdropped[2]; /* bytes that went past the h:read queue (see proc docs) */

@@ -29,6 +29,7 @@
 #include "lua/object.h"
 #include "lua/options.h"
 #include "lua/overlay.h"
+#include "lua/remote.h"
 #include "lua/review.h"
 #include "lua/search.h"
 #include "sandbox.h"
@@ -336,6 +337,8 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   static const luaL_Reg fns[] = {{"virtual", l_virtual},
                                  {"container", l_container},
                                  {"overlay", l_overlay},
+                                 {"remote", sb_lua_remote},
+                                 {"remote_list", sb_lua_remote_list},
                                  {"capabilities", sb_caps_push},
                                  {"methods", l_methods},
                                  {"check_open", l_check_open},
@@ -350,9 +353,9 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   assemble_methods(L);
   luaL_newlib(L, fns);
   /* the backends, each with a Lua module sandbox.<kind> */
-  static const char *const backends[] = {"virtual", "container", "overlay"};
-  lua_createtable(L, 3, 0);
-  for (int i = 0; i < 3; i++) {
+  static const char *const backends[] = {"virtual", "container", "overlay", "remote"};
+  lua_createtable(L, 4, 0);
+  for (int i = 0; i < 4; i++) {
     lua_pushstring(L, backends[i]);
     lua_rawseti(L, -2, i + 1);
   }

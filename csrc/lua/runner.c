@@ -96,6 +96,10 @@ static void push_result(lua_State *L, sb_proc *p) {
   if (st == -1) { /* the host reaped it (SIGCHLD ignored, or waitpid(-1)) */
     set_bool(L, "status_lost", true);
     set_int(L, "exit_code", -1);
+  }
+  if (p->error[0]) {
+    lua_pushstring(L, p->error);
+    lua_setfield(L, -2, "error");
   } else if (WIFEXITED(st)) {
     set_int(L, "exit_code", WEXITSTATUS(st));
   } else {

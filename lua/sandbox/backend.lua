@@ -14,14 +14,15 @@ local M = {}
 
 --- A constructor for backend `kind` (core[kind] in C). spec: options (its
 --- own schema), required (keys), commands (true: exec and confinement
---- options too). The constructor returns the sandbox, or nil, msg, code.
+--- options too), confine (false: commands are confined elsewhere, by the
+--- engine: no confinement options). The constructor returns the sandbox, or
+--- nil, msg, code.
 function M.define(kind, spec)
   local who = "sandbox." .. kind
   local parts = { policy.options, net.options, spec.options }
-  if spec.commands then
-    parts[#parts + 1] = exec.options
-    parts[#parts + 1] = confine.options
-  end
+  local confined = spec.commands and spec.confine ~= false
+  if spec.commands then parts[#parts + 1] = exec.options end
+  if confined then parts[#parts + 1] = confine.options end
   local schema = options.schema((table.unpack or unpack)(parts))
   local make = core[kind]
   return {
@@ -29,7 +30,8 @@ function M.define(kind, spec)
     new = function(opts)
       local o = options.check(who, opts, schema, spec.required)
       o = net.normalize(who, o)
-      if spec.commands then o = confine.normalize(exec.normalize(o)) end
+      if spec.commands then o = exec.normalize(o) end
+      if confined then o = confine.normalize(o) end
       local sb, msg, code = make(o)
       if not sb then return nil, msg, code end
       net.publish(sb, o)

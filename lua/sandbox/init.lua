@@ -50,5 +50,6 @@ for _, kind in ipairs(core.backends) do
   M[kind] = b.new
   M.schemas[kind] = b.schema
 end
+M.remote_list = require("sandbox.remote").list -- the engine's sandboxes for a key
 
 return M

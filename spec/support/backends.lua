@@ -102,6 +102,33 @@ M.list[#M.list + 1] = {
   end,
 }
 
+-- The RemoteSandbox over the E2B test peer (spec/js/e2b/peer.mjs: E2B's
+-- control plane and envd over a temporary directory; one peer per run,
+-- started with the first remote sandbox). The initial tree is written
+-- through the sandbox itself, as a host would. Commands run in the peer as
+-- real processes.
+local peer
+local PEER_KEY = "spec-remote-key-0123456789"
+M.list[#M.list + 1] = {
+  name = "remote", kind = "remote",
+  new = function(opts, files)
+    if not peer then peer = require("support.e2b_peer").start(PEER_KEY) end
+    opts = opts or {}
+    local filler = assert(sandbox.remote { api_url = peer.api, api_key = PEER_KEY, envd_url = peer.envd, keep = true })
+    local paths = {}
+    for p in pairs(files or {}) do paths[#paths + 1] = p end
+    table.sort(paths)
+    for _, p in ipairs(paths) do
+      local v = files[p]
+      if v == true then assert(filler:mkdir(p)) else assert(filler:write_file(p, v)) end
+    end
+    filler:dispose() -- keep: the sandbox stays for the one below
+    -- the sandbox with the spec's options, reattached to the one just filled
+    opts.api_url, opts.api_key, opts.envd_url, opts.sandbox_id = peer.api, PEER_KEY, peer.envd, filler.sandbox_id
+    return assert(sandbox.remote(opts))
+  end,
+}
+
 --- Only the container entries.
 function M.containers()
   local out = {}

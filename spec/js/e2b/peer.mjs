@@ -87,7 +87,17 @@ function startProcess(sb, req, deadlineMs) {
     p.events.push(ev);
     for (const w of p.waiters) w();
   };
-  push({ case: "start", value: { pid: p.pid } });
+  // as envd: the start event once the program runs; a program that cannot
+  // be started fails the Start call itself ("error starting process: ...")
+  p.spawned = new Promise((resolve, reject) => {
+    child.once("spawn", () => { push({ case: "start", value: { pid: p.pid } }); resolve(); });
+    child.once("error", (err) => {
+      if (p.events.length) return; // after the start: its end says so
+      sb.procs.delete(p.pid);
+      p.end = { failed: true };
+      reject(new ConnectError(`error starting process: ${err.message}`, Code.Internal));
+    });
+  });
   child.stdout.on("data", (b) => push({ case: "data", value: { output: { case: "stdout", value: new Uint8Array(b) } } }));
   child.stderr.on("data", (b) => push({ case: "data", value: { output: { case: "stderr", value: new Uint8Array(b) } } }));
   let timer = null;
@@ -146,6 +156,7 @@ const processService = {
     const sb = sandboxOf(ctx.requestHeader);
     const deadline = Number(ctx.requestHeader.get("connect-timeout-ms") || 0);
     const p = startProcess(sb, req, deadline);
+    await p.spawned;
     yield* follow(p, 0, ctx, (e) => ({ event: e }));
   },
   async *connect(req, ctx) {

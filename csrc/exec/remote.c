@@ -1,0 +1,637 @@
+#include "exec/remote.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "remote/process.h"
+
+/* A dropped stream is reattached this many times, waiting RESUME_WAIT
+ * seconds more before each try. */
+#define RESUME_TRIES 5
+#define RESUME_WAIT 0.2
+#define EV_DONE 100    /* the thread is done with the stream: the last event */
+#define EV_RESUMED 101 /* the stream was followed again after a drop */
+
+/* One event from a stream's thread to the loop. */
+typedef struct rev {
+  struct rev *next;
+  struct rproc *p;
+  int kind; /* SB_REV_* or EV_DONE */
+  uint32_t pid;
+  int exit_code;
+  bool exited, timed_out;
+  sb_code code; /* EV_DONE: how the stream ended */
+  char text[160]; /* END: envd's status; EV_DONE: the failure's message; an END's error */
+  size_t len;
+  char data[];
+} rev;
+
+typedef struct rrunner {
+  sb_runner base;
+  sb_remote_runner_config cfg;
+  sb_mem mem; /* the Lua state's allocator: the loop's thread only */
+  pthread_mutex_t mu;
+  pthread_cond_t started; /* a thread's stream has started, or failed to */
+  int efd;
+  rev *head, **tail; /* events not yet dispatched */
+} rrunner;
+
+typedef struct rproc {
+  sb_proc base;
+  rrunner *rr; /* NULL once the runner closed */
+  sb_mem mem;
+  pthread_t th;
+  bool thread_live;  /* started, not joined */
+  atomic_bool stop;  /* the loop lets go of the stream */
+  sb_rproc_spec spec;
+  char *specmem;     /* the spec's strings, for the thread (malloc) */
+  rev *done_ev;      /* the thread's last event, allocated up front */
+  size_t specsize;
+  /* the thread's own view */
+  bool t_started, t_ended;
+  uint32_t t_pid;
+  /* the start's outcome, under rr->mu: the loop waits for it in start */
+  bool t_ready;
+  sb_code t_code;
+  char t_msg[160];
+  /* the loop's view */
+  bool started, ended, done, in_open;
+  uint32_t rpid;
+  int pending_sig;
+  char *stdin_data;
+  size_t stdin_len;
+  bool close_after_input;
+  double deadline, kill_at; /* monotonic; 0 = none */
+  bool eof[2];
+  sb_outq queue[2];
+} rproc;
+
+#define RR(r) ((rrunner *)(r))
+#define RP(p) ((rproc *)(p))
+
+/* ---- from the threads ------------------------------------------------- */
+
+static bool push(rrunner *rr, rev *v) {
+  v->next = NULL;
+  pthread_mutex_lock(&rr->mu);
+  *rr->tail = v;
+  rr->tail = &v->next;
+  pthread_mutex_unlock(&rr->mu);
+  uint64_t one = 1;
+  return write(rr->efd, &one, sizeof one) == sizeof one;
+}
+
+static rev *new_ev(rproc *p, int kind, size_t len) {
+  rev *v = calloc(1, sizeof *v + len + 1);
+  if (v) {
+    v->p = p;
+    v->kind = kind;
+    v->len = len;
+  }
+  return v;
+}
+
+static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  rproc *p = ud;
+  if (atomic_load(&p->stop)) return sb_fail(e, SB_EAGAIN, "the sandbox let go of the stream");
+  if (ev->kind == SB_REV_KEEPALIVE) return SB_OK;
+  if (ev->kind == SB_REV_START) {
+    if (p->t_started) return SB_OK; /* a reattached stream starts with it again */
+    p->t_started = true;
+    p->t_pid = ev->pid;
+    pthread_mutex_lock(&p->rr->mu);
+    p->t_ready = true;
+    pthread_cond_broadcast(&p->rr->started);
+    pthread_mutex_unlock(&p->rr->mu);
+  }
+  size_t len = ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR ? ev->len : 0;
+  rev *v = new_ev(p, ev->kind, len);
+  if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (len) memcpy(v->data, ev->data, len);
+  v->pid = ev->pid;
+  if (ev->kind == SB_REV_END) {
+    p->t_ended = true;
+    v->exit_code = ev->exit_code;
+    v->exited = ev->exited;
+    v->timed_out = ev->timed_out;
+    snprintf(v->text, sizeof v->text, "%s", ev->error ? ev->error : ev->status ? ev->status : "");
+    v->code = ev->error ? SB_EIO : SB_OK; /* the error, not the status, says it could not run */
+  }
+  push(p->rr, v);
+  return SB_OK;
+}
+
+static void sleep_s(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+static void *stream_main(void *arg) {
+  rproc *p = arg;
+  rrunner *rr = p->rr; /* the runner joins every thread before it goes */
+  sb_mem plain;
+  sb_mem_init_plain(&plain); /* the Lua allocator is not for other threads */
+  sb_err e = {.code = SB_OK};
+  sb_code c = sb_envd_start(&plain, rr->cfg.envd, &p->spec, on_event, p, &e);
+  /* a dropped link while the process runs: follow it again (E2B #1128) */
+  for (int i = 1; c == SB_EIO && p->t_started && !p->t_ended && !atomic_load(&p->stop) && i <= RESUME_TRIES; i++) {
+    sleep_s(RESUME_WAIT * i);
+    rev *r = new_ev(p, EV_RESUMED, 0); /* before any event of the new stream */
+    if (r) push(rr, r);
+    c = sb_envd_attach(&plain, rr->cfg.envd, p->t_pid, p->spec.keepalive, on_event, p, &e);
+  }
+  if (!p->t_started) { /* the start itself failed: start() says so, no event */
+    pthread_mutex_lock(&rr->mu);
+    p->t_ready = true;
+    p->t_code = c == SB_OK ? SB_EIO : c;
+    snprintf(p->t_msg, sizeof p->t_msg, "%s", c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
+    pthread_cond_broadcast(&rr->started);
+    pthread_mutex_unlock(&rr->mu);
+    return NULL;
+  }
+  rev *v = p->done_ev; /* made with the process: the loop always hears the end */
+  p->done_ev = NULL;
+  v->code = p->t_ended ? SB_OK : c == SB_OK ? SB_EIO : c;
+  snprintf(v->text, sizeof v->text, "%s", c != SB_OK && e.msg ? e.msg : "the stream ended before the process did");
+  push(rr, v);
+  return NULL;
+}
+
+/* ---- the loop's side -------------------------------------------------- */
+
+static void proc_free(rproc *p) {
+  sb_mem m = p->mem;
+  for (int k = 0; k < 2; k++) {
+    sb_outbuf_free(&m, &p->base.cap[k]);
+    sb_outq_free(&m, &p->queue[k]);
+  }
+  free(p->specmem);
+  free(p->done_ev);
+  sb_free(&m, p->stdin_data, p->stdin_len);
+  sb_free(&m, p, sizeof *p);
+}
+
+static void join(rproc *p) {
+  if (!p->thread_live) return;
+  pthread_join(p->th, NULL);
+  p->thread_live = false;
+}
+
+static void maybe_free(rproc *p) {
+  if (!p->base.released || !p->base.finished || p->thread_live) return;
+  rrunner *rr = p->rr;
+  if (!rr) return; /* detached: freed by release */
+  for (sb_proc **pp = &rr->base.procs; *pp; pp = &(*pp)->next)
+    if (*pp == &p->base) {
+      *pp = p->base.next;
+      break;
+    }
+  proc_free(p);
+}
+
+static int envd_sig(int sig) { return sig == SIGKILL ? 9 : 15; } /* the two envd knows */
+
+static void send_signal(rproc *p, int sig) {
+  sb_err ignore;
+  if (p->started) sb_envd_signal(&p->rr->mem, p->rr->cfg.envd, p->rpid, envd_sig(sig), &ignore);
+  else if (sig == SIGKILL || !p->pending_sig) p->pending_sig = sig;
+}
+
+static void rp_kill(sb_proc *b, int sig) {
+  rproc *p = RP(b);
+  if (!p->rr || b->finished) return;
+  if (sig == SIGKILL || b->kill_sig == 0) b->kill_sig = sig;
+  send_signal(p, sig);
+  if (sig != SIGKILL && p->kill_at == 0) p->kill_at = sb_now() + p->rr->cfg.grace;
+}
+
+/* envd's words for a signal ("signal: killed" from Go, "signal: SIGTERM"
+ * from Node) as its number. */
+static int signal_of(const char *status) {
+  static const struct { const char *go, *name; int sig; } t[] = {
+      {"killed", "SIGKILL", SIGKILL}, {"terminated", "SIGTERM", SIGTERM}, {"interrupt", "SIGINT", SIGINT},
+      {"hangup", "SIGHUP", SIGHUP}, {"quit", "SIGQUIT", SIGQUIT}, {"aborted", "SIGABRT", SIGABRT},
+      {"segmentation fault", "SIGSEGV", SIGSEGV}, {"broken pipe", "SIGPIPE", SIGPIPE},
+      {"user defined signal 1", "SIGUSR1", SIGUSR1}, {"user defined signal 2", "SIGUSR2", SIGUSR2}};
+  const char *s = strncmp(status, "signal: ", 8) == 0 ? status + 8 : status;
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+    if (strncmp(s, t[i].go, strlen(t[i].go)) == 0 || strcmp(s, t[i].name) == 0) return t[i].sig;
+  return SIGKILL; /* ended by a signal envd did not name */
+}
+
+static void queue_add(rproc *p, int k, const char *d, size_t n) {
+  size_t cap = p->rr->cfg.max_output < 64 * 1024 ? 64 * 1024 : p->rr->cfg.max_output;
+  if (sb_outq_pending(&p->queue[k]) >= cap) {
+    p->base.qdropped[k] += n; /* see exec/remote.h: a remote stream is not paused */
+  } else if (sb_outq_push(&p->mem, &p->queue[k], d, n) != 0) {
+    p->base.qdropped[k] += n; /* out of memory: counted, never silent */
+    p->base.output_incomplete = true;
+  }
+}
+
+static void give_input(rproc *p) {
+  sb_err e;
+  rrunner *rr = p->rr;
+  /* a failure is the process no longer reading: its end tells the rest */
+  if (p->stdin_len) sb_envd_input(&rr->mem, rr->cfg.envd, p->rpid, p->stdin_data, p->stdin_len, &e);
+  if (p->close_after_input) {
+    sb_envd_close_stdin(&rr->mem, rr->cfg.envd, p->rpid, &e);
+    p->in_open = false;
+  }
+  sb_free(&rr->mem, p->stdin_data, p->stdin_len);
+  p->stdin_data = NULL;
+  p->stdin_len = 0;
+}
+
+static void finish(rproc *p) {
+  sb_proc *b = &p->base;
+  if (b->finished) return;
+  b->finished = true;
+  b->t_end = sb_now();
+  p->eof[0] = p->eof[1] = true;
+  p->in_open = false;
+  join(p);
+  rrunner *rr = p->rr;
+  if (rr->base.hooks.on_exit) rr->base.hooks.on_exit(b);
+  maybe_free(p);
+}
+
+static void dispatch(rrunner *rr, rev *v) {
+  rproc *p = v->p;
+  sb_proc *b = &p->base;
+  switch (v->kind) {
+  case SB_REV_START:
+    p->started = true;
+    p->rpid = v->pid;
+    b->pid = (pid_t)v->pid;
+    if (p->stdin_data || p->close_after_input) give_input(p);
+    if (p->pending_sig) send_signal(p, p->pending_sig);
+    break;
+  case SB_REV_STDOUT:
+  case SB_REV_STDERR: {
+    int k = v->kind == SB_REV_STDERR ? SB_ERR : SB_OUT;
+    if (sb_outbuf_add(&p->mem, &b->cap[k], v->data, v->len) != 0) b->output_incomplete = true;
+    if (b->queued[k]) queue_add(p, k, v->data, v->len);
+    if (rr->base.hooks.on_data) rr->base.hooks.on_data(b, k, v->data, v->len);
+    break;
+  }
+  case SB_REV_END:
+    p->ended = true;
+    b->exited = true;
+    if (v->timed_out) b->timed_out = true; /* the engine's deadline, the backstop of ours */
+    if (v->code != SB_OK) { /* it could not run */
+      b->status = -1;
+      snprintf(b->error, sizeof b->error, "%s", v->text);
+    } else {
+      b->status = v->exited ? (v->exit_code & 0xff) << 8 : signal_of(v->text);
+    }
+    break;
+  case EV_RESUMED: /* envd replays nothing: what was printed meanwhile is gone */
+    b->output_incomplete = true;
+    break;
+  case EV_DONE:
+    p->done = true;
+    if (!p->ended) { /* lost: the link, or the sandbox, is gone */
+      b->exited = true;
+      b->status = -1;
+      b->output_incomplete = true;
+      snprintf(b->error, sizeof b->error, "%s", v->text);
+    }
+    finish(p);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Take every queued event and handle it; true when there was one. */
+static bool drain(rrunner *rr) {
+  uint64_t n;
+  if (read(rr->efd, &n, sizeof n) != sizeof n) n = 0;
+  pthread_mutex_lock(&rr->mu);
+  rev *v = rr->head;
+  rr->head = NULL;
+  rr->tail = &rr->head;
+  pthread_mutex_unlock(&rr->mu);
+  bool any = v != NULL;
+  while (v) {
+    rev *next = v->next;
+    dispatch(rr, v);
+    free(v);
+    v = next;
+  }
+  return any;
+}
+
+/* Timeouts and grace periods that are due; the seconds to the next one (-1: none). */
+static double timers(rrunner *rr) {
+  double now = sb_now(), next = -1;
+  for (sb_proc *b = rr->base.procs; b; b = b->next) {
+    rproc *p = RP(b);
+    if (b->finished) continue;
+    if (p->deadline > 0 && now >= p->deadline) {
+      p->deadline = 0;
+      b->timed_out = true;
+      rp_kill(b, SIGTERM);
+    }
+    if (p->kill_at > 0 && now >= p->kill_at) {
+      p->kill_at = 0;
+      b->kill_sig = SIGKILL;
+      send_signal(p, SIGKILL);
+    }
+    double t[2] = {p->deadline, p->kill_at};
+    for (int i = 0; i < 2; i++)
+      if (t[i] > 0 && (next < 0 || t[i] - now < next)) next = t[i] - now;
+  }
+  return next < 0 ? -1 : next < 0.001 ? 0.001 : next;
+}
+
+static bool rr_run(sb_runner *r, sb_proc *p, double timeout) {
+  rrunner *rr = RR(r);
+  double deadline = timeout < 0 ? -1 : sb_now() + timeout;
+  r->running++;
+  for (;;) {
+    bool any = drain(rr);
+    double next = timers(rr);
+    if (p ? p->finished : any || !sb_runner_live(r, false)) break;
+    double left = deadline < 0 ? -1 : deadline - sb_now();
+    if (deadline >= 0 && left <= 0) break;
+    double wait = left < 0 ? next : next < 0 || left < next ? left : next;
+    struct pollfd pf = {.fd = rr->efd, .events = POLLIN};
+    int ms = wait < 0 ? -1 : (int)(wait * 1000) + 1;
+    if (poll(&pf, 1, ms) < 0 && errno != EINTR) break;
+    if (!p && pf.revents) {
+      drain(rr);
+      timers(rr);
+      break;
+    }
+  }
+  r->running--;
+  return p ? p->finished : true;
+}
+
+static int rr_backend_fd(sb_runner *r) { return RR(r)->efd; }
+
+static int rr_backend_timeout(sb_runner *r) {
+  double next = timers(RR(r));
+  return next < 0 ? -1 : (int)(next * 1000) + 1;
+}
+
+/* The strings of the spec in one block the thread can read: argv, the
+ * environment as name/value pairs, the working directory. */
+static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd) {
+  size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1;
+  for (char *const *a = cmd->argv; *a; a++) nargs++, bytes += strlen(*a) + 1;
+  for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += strlen(*v) + 1;
+  size_t ptrs = (nargs + 1 + 2 * nenv + 1) * sizeof(char *);
+  p->specsize = ptrs + bytes;
+  char *m = p->specmem = malloc(p->specsize);
+  if (!m) return false;
+  const char **args = (const char **)m, **env = args + nargs + 1;
+  char *s = m + ptrs;
+  for (size_t i = 0; i < nargs; i++) {
+    size_t n = strlen(cmd->argv[i]) + 1;
+    args[i] = memcpy(s, cmd->argv[i], n);
+    s += n;
+  }
+  args[nargs] = NULL;
+  size_t j = 0;
+  for (size_t i = 0; i < nenv; i++) {
+    size_t n = strlen(cmd->envp[i]) + 1;
+    char *kv = memcpy(s, cmd->envp[i], n), *eq = strchr(kv, '=');
+    s += n;
+    if (!eq) continue;
+    *eq = '\0';
+    env[j++] = kv;
+    env[j++] = eq + 1;
+  }
+  env[j] = NULL;
+  size_t n = strlen(cwd) + 1;
+  p->spec.cwd = memcpy(s, cwd, n);
+  p->spec.cmd = args[0];
+  p->spec.args = args + 1;
+  p->spec.env = env;
+  return true;
+}
+
+/* The working directory's absolute path in the remote sandbox. */
+static bool remote_cwd(rrunner *rr, sb_cmd *cmd, char *out, size_t cap, sb_err *e) {
+  sb_fs *fs = rr->cfg.fs;
+  sb_stat st;
+  sb_bytes real;
+  if (fs->be->stat(fs, cmd->cwd, true, &st, e) != SB_OK) return false;
+  if (st.type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL), false;
+  if (fs->be->realpath(fs, cmd->cwd, true, &real, e) != SB_OK) return false;
+  size_t rl = strlen(rr->cfg.root) == 1 ? 0 : strlen(rr->cfg.root);
+  if (snprintf(out, cap, "%.*s/%.*s", (int)rl, rr->cfg.root, (int)real.len, real.p) >= (int)cap)
+    return sb_fail(e, SB_ENAMETOOLONG, NULL), false;
+  if (!real.len && rl) out[rl] = '\0'; /* the root itself: no trailing "/" */
+  return true;
+}
+
+static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
+  rrunner *rr = RR(r);
+  if (cmd->inherit_stdio) {
+    sb_fail(e, SB_ENOTSUP, "a remote command has no host stdio to inherit");
+    return NULL;
+  }
+  char cwd[2 * SB_PATH_MAX + 4];
+  if (!remote_cwd(rr, cmd, cwd, sizeof cwd, e)) {
+    cmd->cwd_failed = true;
+    return NULL;
+  }
+  rproc *p = sb_malloc(&rr->mem, sizeof *p);
+  if (!p) {
+    sb_fail(e, SB_ENOSPC, "out of memory");
+    return NULL;
+  }
+  memset(p, 0, sizeof *p);
+  atomic_init(&p->stop, false);
+  sb_proc *b = &p->base;
+  p->rr = rr;
+  p->mem = rr->mem;
+  b->runner = r;
+  b->ops = r->ops;
+  b->background = cmd->background;
+  b->queued[SB_OUT] = cmd->background && cmd->queue[SB_OUT];
+  b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
+  for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], rr->cfg.max_output);
+  bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
+  if (!build_spec(p, cmd, cwd) || !(p->done_ev = new_ev(p, EV_DONE, 0)) ||
+      (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
+    proc_free(p);
+    sb_fail(e, SB_ENOSPC, "out of memory");
+    return NULL;
+  }
+  if (cmd->stdin_len) memcpy(p->stdin_data, cmd->stdin_data, p->stdin_len = cmd->stdin_len);
+  p->close_after_input = want_in && !cmd->keep_stdin;
+  p->in_open = want_in;
+  p->spec.stdin_open = want_in;
+  /* a foreground command's deadline on the engine too, past our own
+   * timeout and grace: if this host goes, the engine still ends it. A
+   * background one gets none (E2B #1074). */
+  if (cmd->timeout > 0 && !cmd->background) p->spec.deadline = cmd->timeout + rr->cfg.grace + 5;
+  p->spec.keepalive = 1;
+  b->t0 = sb_now();
+  if (cmd->timeout > 0) p->deadline = b->t0 + cmd->timeout;
+  int err = pthread_create(&p->th, NULL, stream_main, p);
+  if (err) {
+    proc_free(p);
+    sb_fail_errno(e, err);
+    return NULL;
+  }
+  p->thread_live = true;
+  /* as the local runner: a started command has its pid, a failed start is
+   * the call's error (envd refusing the command, an unreachable engine) */
+  pthread_mutex_lock(&rr->mu);
+  while (!p->t_ready) pthread_cond_wait(&rr->started, &rr->mu);
+  bool ok = p->t_started;
+  b->pid = (pid_t)p->t_pid;
+  pthread_mutex_unlock(&rr->mu);
+  if (!ok) {
+    join(p);
+    /* envd: "error starting process: exec: "x": executable file not found in $PATH" */
+    if (strstr(p->t_msg, "error starting process") &&
+        (strstr(p->t_msg, "not found") || strstr(p->t_msg, "ENOENT") || strstr(p->t_msg, "no such file")))
+      sb_failf(e, SB_ENOENT, "command not found: %.200s", cmd->argv[0]);
+    else if (strstr(p->t_msg, "error starting process") && strstr(p->t_msg, "ermission denied"))
+      sb_failf(e, SB_EACCES, "permission denied (not executable): %.200s", cmd->argv[0]);
+    else
+      sb_failf(e, p->t_code, "%s", p->t_msg);
+    proc_free(p);
+    return NULL;
+  }
+  b->id = ++r->next_id;
+  b->next = r->procs;
+  r->procs = b;
+  return b;
+}
+
+static int rp_write(sb_proc *b, const char *data, size_t len) {
+  rproc *p = RP(b);
+  if (!p->rr || b->finished || !p->in_open) return -EPIPE;
+  if (!p->started) { /* before envd named it: kept, given with the start */
+    char *more = sb_realloc(&p->mem, p->stdin_data, p->stdin_len, p->stdin_len + len);
+    if (!more) return -ENOMEM;
+    memcpy(more + p->stdin_len, data, len);
+    p->stdin_data = more;
+    p->stdin_len += len;
+    return 0;
+  }
+  sb_err e;
+  return sb_envd_input(&p->mem, p->rr->cfg.envd, p->rpid, data, len, &e) == SB_OK ? 0 : -EPIPE;
+}
+
+static void rp_close_stdin(sb_proc *b) {
+  rproc *p = RP(b);
+  if (!p->rr || !p->in_open) return;
+  p->in_open = false;
+  if (!p->started) {
+    p->close_after_input = true; /* with the start */
+    return;
+  }
+  sb_err e;
+  sb_envd_close_stdin(&p->mem, p->rr->cfg.envd, p->rpid, &e);
+}
+
+static bool rp_pop(sb_proc *b, int k, const char **data, size_t *len) {
+  return sb_outq_pop(&RP(b)->queue[k], data, len);
+}
+
+static bool rp_stream_done(sb_proc *b, int k) {
+  rproc *p = RP(b);
+  return p->eof[k] && sb_outq_pending(&p->queue[k]) == 0;
+}
+
+static void rp_wait(sb_proc *b) { (void)b; } /* nothing is held back (exec/remote.h) */
+
+static void rp_release(sb_proc *b) {
+  rproc *p = RP(b);
+  b->released = true;
+  if (!p->rr) proc_free(p); /* detached: its thread is joined already */
+  else maybe_free(p);
+}
+
+static void rr_close(sb_runner *r) {
+  rrunner *rr = RR(r);
+  for (sb_proc *p = r->procs; p; p = p->next)
+    if (!p->finished) rp_kill(p, SIGTERM);
+  double limit = sb_now() + rr->cfg.grace + 5;
+  while (sb_runner_live(r, false) > 0 && sb_now() < limit) rr_run(r, NULL, 0.05);
+  /* what is still running: killed, and its stream let go of (its thread
+   * ends at the next keepalive, or at the idle limit on a dead link) */
+  for (sb_proc *b = r->procs; b; b = b->next) {
+    rproc *p = RP(b);
+    if (b->finished) continue;
+    send_signal(p, SIGKILL);
+    atomic_store(&p->stop, true);
+    join(p);
+    drain(rr);
+    if (!b->finished) finish(p);
+  }
+  drain(rr);
+  /* what the binding still holds stays readable; freed on release */
+  sb_proc *b = r->procs;
+  while (b) {
+    sb_proc *next = b->next;
+    RP(b)->rr = NULL;
+    b->runner = NULL;
+    b->next = NULL;
+    if (b->released) proc_free(RP(b));
+    b = next;
+  }
+  close(rr->efd);
+  pthread_mutex_destroy(&rr->mu);
+  pthread_cond_destroy(&rr->started);
+  sb_mem m = rr->mem;
+  sb_free(&m, rr, sizeof *rr);
+}
+
+static const sb_runner_ops remote_ops = {
+    .start = rr_start,
+    .run = rr_run,
+    .backend_fd = rr_backend_fd,
+    .backend_timeout = rr_backend_timeout,
+    .close = rr_close,
+    .kill = rp_kill,
+    .write = rp_write,
+    .close_stdin = rp_close_stdin,
+    .pop = rp_pop,
+    .stream_done = rp_stream_done,
+    .wait_begin = rp_wait,
+    .wait_end = rp_wait,
+    .release = rp_release,
+};
+
+sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg, sb_err *e) {
+  rrunner *rr = sb_malloc(m, sizeof *rr);
+  if (!rr) {
+    sb_fail(e, SB_ENOSPC, "out of memory");
+    return NULL;
+  }
+  memset(rr, 0, sizeof *rr);
+  rr->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (rr->efd < 0) {
+    sb_fail_errno(e, errno);
+    sb_free(m, rr, sizeof *rr);
+    return NULL;
+  }
+  pthread_mutex_init(&rr->mu, NULL);
+  pthread_cond_init(&rr->started, NULL);
+  rr->tail = &rr->head;
+  rr->base.ops = &remote_ops;
+  rr->base.grace = cfg->grace;
+  rr->cfg = *cfg;
+  rr->mem = *m;
+  return &rr->base;
+}

@@ -1,0 +1,36 @@
+/* The remote runner (exec/runner.h): commands run by envd's Process service
+ * inside a remote sandbox (SPEC §15), with the local runner's semantics.
+ *
+ * Each command's event stream is read by a thread of its own (a blocking
+ * libcurl stream, with keepalives and the idle limit of remote/client.h);
+ * the thread hands events to the loop through a queue and an eventfd, and
+ * everything the binding sees — output caps, the h:read queues, timeouts
+ * (SIGTERM, kill_grace, SIGKILL), results — happens on the loop's thread,
+ * exactly as in exec/local.c. A stream that drops while its process runs is
+ * reattached (envd's Connect by pid) and resumes; a process lost for good
+ * ends with status_lost and the reason in `error`.
+ *
+ * Where it differs from the local runner (README, RemoteSandbox): a signal
+ * reaches what envd signals (the command's process group on the peer; the
+ * process on a real envd), and h:read's queue drops what exceeds
+ * max_output_bytes instead of pausing the command (a paused stream would
+ * starve its keepalives). */
+#ifndef SB_EXEC_REMOTE_H
+#define SB_EXEC_REMOTE_H
+
+#include "exec/runner.h"
+#include "fs/backend.h"
+#include "remote/envd.h"
+
+typedef struct sb_remote_runner_config {
+  double grace;           /* seconds from SIGTERM to SIGKILL */
+  size_t max_output;      /* bytes kept per stream (head + tail), and the h:read queue */
+  sb_fs *fs;              /* the remote backend: working directories resolve there */
+  const sb_envd *envd;    /* valid while the runner lives */
+  const char *root;       /* the backend's root, absolute */
+} sb_remote_runner_config;
+
+/* A runner; NULL with e when it cannot be made (OOM, no eventfd). */
+sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg, sb_err *e);
+
+#endif

@@ -1,0 +1,400 @@
+#include "fs/remote_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fs/dirlist.h"
+#include "remote/process.h"
+
+/* At most max bytes of the file at the real path rel into b (b->p[len] = '\0'). */
+static sb_code fetch(sb_fs *fs, const char *rel, size_t rlen, sb_buf *b, sb_err *e) {
+  rfs *r = RF(fs);
+  const char *path = sb_rm_abs(r, 1, rel, rlen);
+  if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  uint64_t max = fs->policy->max_read_bytes;
+  size_t cap = max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max;
+  sb_buf_free(&fs->mem, b);
+  sb_code c = sb_rm_plain(sb_envd_read(&fs->mem, &r->d, path, cap ? cap : 1, b, e), e);
+  if (c == SB_EFBIG) return sb_policy_read_size(fs->policy, max + 1, e);
+  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, 1) != 0) return sb_rm_oom(e);
+  if (c == SB_OK) b->p[b->len] = '\0';
+  return c;
+}
+
+static sb_code rm_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
+  rnode *n = &RF(fs)->n[0];
+  sb_code c = sb_rm_lookup(fs, p, true, n, e);
+  if (c != SB_OK) return c;
+  if (n->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
+  if ((c = sb_rm_recheck(fs, n, NULL, 0, SB_ACC_READ, SB_KIND_FILE, e)) != SB_OK ||
+      (c = sb_policy_read_size(fs->policy, n->size, e)) != SB_OK ||
+      (c = fetch(fs, n->rel, n->rlen, &fs->scratch, e)) != SB_OK)
+    return c;
+  out->p = fs->scratch.p;
+  out->len = fs->scratch.len;
+  return SB_OK;
+}
+
+/* The real path of p's components [from, ncomp) below dir, into out. */
+static sb_code below(const rnode *dir, const sb_path *p, unsigned from, rnode *out, sb_err *e) {
+  size_t len = dir->rlen;
+  memmove(out->rel, dir->rel, len);
+  for (unsigned i = from; i < p->ncomp; i++) {
+    size_t cl;
+    const char *ci = sb_path_comp(p, i, &cl);
+    if (!sb_rm_join(out->rel, &len, out->rel, len, ci, cl)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  }
+  out->rel[len] = '\0';
+  out->rlen = len;
+  return SB_OK;
+}
+
+static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o,
+                        sb_err *e) {
+  rfs *r = RF(fs);
+  if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
+  rnode *dir = &r->n[0], *old = &r->n[1];
+  unsigned miss;
+  sb_code c = sb_rm_find_parent(fs, p, o->parents, dir, &miss, e);
+  if (c != SB_OK) return c;
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_WRITE, SB_KIND_FILE, e)) != SB_OK) return c;
+  if (miss == p->ncomp - 1) {
+    size_t rl;
+    if (!sb_rm_join(old->rel, &rl, dir->rel, dir->rlen, name, nlen)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+    c = sb_rm_stat(fs, old->rel, rl, old, e);
+    if (c == SB_OK) {
+      if (old->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
+      if (old->type == SB_T_SYMLINK) return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
+      if (!o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
+    } else if (c != SB_ENOENT) {
+      return c;
+    }
+  }
+  if ((c = below(dir, p, miss, old, e)) != SB_OK) return c;
+  /* Atomic replace, as on every backend: the bytes go to a new name beside
+   * the file, then Move (a rename there) puts them in its place. */
+  const char *path = sb_rm_abs(r, 1, old->rel, old->rlen);
+  char tmp[sizeof r->abs[0] + 40];
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  if (!path || snprintf(tmp, sizeof tmp, "%.*s/.sandbox-%08x%08x.tmp", (int)(slash - path), path,
+                        (unsigned)random(), (unsigned)random()) >= (int)sizeof tmp)
+    return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  if ((c = sb_rm_plain(sb_envd_write(&fs->mem, &r->d, tmp, data, len, e), e)) != SB_OK) return c; /* envd makes the parents */
+  if ((c = sb_rm_plain(sb_envd_move(&fs->mem, &r->d, tmp, path, e), e)) != SB_OK) {
+    sb_err ignore;
+    sb_envd_remove(&fs->mem, &r->d, tmp, &ignore);
+  }
+  return c;
+}
+
+static void fill_stat(const rnode *n, sb_stat *st) {
+  st->type = n->type;
+  st->size = n->size;
+  st->mtime = n->mtime;
+  st->mode = n->mode;
+}
+
+static sb_code rm_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e) {
+  rnode *n = &RF(fs)->n[0];
+  sb_code c = sb_rm_lookup(fs, p, follow, n, e);
+  if (c == SB_OK) c = sb_rm_recheck(fs, n, NULL, 0, SB_ACC_LIST, sb_rm_kind(n->type), e);
+  if (c == SB_OK) fill_stat(n, st);
+  return c;
+}
+
+/* Run a command in the remote sandbox to its end: SB_OK when it exits 0,
+ * else its first line of stderr as the message. */
+typedef struct runout {
+  char err[200];
+  size_t elen;
+  int code;
+  bool exited;
+} runout;
+
+static sb_code run_cb(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  (void)e;
+  runout *o = ud;
+  if (ev->kind == SB_REV_STDERR && o->elen < sizeof o->err - 1) {
+    size_t n = ev->len < sizeof o->err - 1 - o->elen ? ev->len : sizeof o->err - 1 - o->elen;
+    memcpy(o->err + o->elen, ev->data, n);
+    o->elen += n;
+  } else if (ev->kind == SB_REV_END) {
+    o->code = ev->exit_code;
+    o->exited = ev->exited;
+  }
+  return SB_OK;
+}
+
+static sb_code rm_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_path *p, sb_err *e) {
+  rfs *r = RF(fs);
+  rnode *dir = &r->n[0], *old = &r->n[1];
+  sb_code c = sb_rm_find_entry(fs, p, dir, old, e);
+  if (c != SB_OK) return c;
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_WRITE, SB_KIND_FILE, e)) != SB_OK ||
+      (c = sb_policy_link(fs->policy, dir->rel, dir->rlen, target, tlen, e)) != SB_OK)
+    return c;
+  if (old->type) return sb_fail(e, SB_EEXIST, NULL);
+  if (p->must_dir) return sb_fail(e, SB_ENOENT, NULL); /* "new/": a link cannot be a directory */
+  /* envd has no call that makes a link: ln does, as the sandbox's user */
+  char *text = sb_memdup(&fs->mem, target, tlen);
+  const char *dpath = sb_rm_abs(r, 1, dir->rel, dir->rlen);
+  if (!text) return sb_rm_oom(e);
+  if (!dpath) {
+    sb_free(&fs->mem, text, tlen + 1);
+    return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  }
+  char lname[SB_NAME_MAX + 3] = "./"; /* in the link's directory: no path of ours reaches ln but that one */
+  memcpy(lname + 2, name, nlen);
+  lname[nlen + 2] = '\0';
+  const char *args[] = {"-s", "--", text, lname, NULL};
+  sb_rproc_spec s = {.cmd = "ln", .args = args, .cwd = dpath};
+  runout o = {.code = -1};
+  c = sb_envd_start(&fs->mem, &r->d, &s, run_cb, &o, e);
+  sb_free(&fs->mem, text, tlen + 1);
+  if (c != SB_OK) return c;
+  if (o.exited && o.code == 0) return SB_OK;
+  o.err[o.elen] = '\0';
+  o.err[strcspn(o.err, "\n")] = '\0';
+  return sb_failf(e, strstr(o.err, "File exists") ? SB_EEXIST : SB_EIO, "remote: ln -s: %s",
+                  o.elen ? o.err : "failed");
+}
+
+static sb_code rm_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
+  if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "not a symbolic link");
+  rnode *dir = &RF(fs)->n[0], *n = &RF(fs)->n[1];
+  sb_code c = sb_rm_find_entry(fs, p, dir, n, e);
+  if (c != SB_OK) return c;
+  if (!n->type) return sb_fail(e, SB_ENOENT, NULL);
+  if (n->type != SB_T_SYMLINK || p->must_dir) return sb_fail(e, SB_EINVAL, "not a symbolic link");
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_LIST, SB_KIND_FILE, e)) != SB_OK) return c;
+  fs->scratch.len = 0;
+  if (sb_buf_append(&fs->mem, &fs->scratch, n->target, n->tlen + 1) != 0) return sb_rm_oom(e);
+  out->p = fs->scratch.p;
+  out->len = n->tlen;
+  return SB_OK;
+}
+
+static sb_code rm_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e) {
+  rnode *dir = &RF(fs)->n[0], *n = &RF(fs)->n[1];
+  sb_code c;
+  if (follow || p->ncomp == 0 || sb_path_names_no_entry(p)) {
+    if ((c = sb_rm_lookup(fs, p, true, n, e)) != SB_OK) return c;
+  } else if ((c = sb_rm_find_entry(fs, p, dir, n, e)) != SB_OK) {
+    return c;
+  }
+  fs->scratch.len = 0;
+  if (sb_buf_append(&fs->mem, &fs->scratch, n->rel, n->rlen + 1) != 0) return sb_rm_oom(e);
+  out->p = fs->scratch.p;
+  out->len = n->rlen;
+  return SB_OK;
+}
+
+/* ---- listings ------------------------------------------------------------ */
+
+static bool empty_dir(sb_fs *fs, const char *rel, size_t rlen, sb_code *c, sb_err *e);
+
+typedef struct listing {
+  sb_fs *fs;
+  sb_dirlist *out;
+  size_t strip; /* bytes of each entry's path before its name */
+  bool any;
+  bool count_only;
+} listing;
+
+static sb_code list_cb(void *ud, const sb_rentry *en, sb_err *e) {
+  listing *l = ud;
+  l->any = true;
+  if (l->count_only) return SB_OK;
+  sb_dirent d = {.name_off = l->out->names.len, .namelen = en->nlen, .type = sb_rm_type(en->type),
+                 .size = en->type == SB_RDIR ? 0 : en->type == SB_RLINK ? en->tlen : en->size};
+  if (sb_buf_append(&l->fs->mem, &l->out->names, en->name, en->nlen) != 0 ||
+      sb_buf_append(&l->fs->mem, &l->out->names, "", 1) != 0 || sb_dirlist_push(&l->fs->mem, l->out, &d) != 0)
+    return sb_rm_oom(e);
+  return SB_OK;
+}
+
+static sb_code rm_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e) {
+  rnode *n = &RF(fs)->n[0];
+  sb_code c = sb_rm_lookup(fs, p, true, n, e);
+  if (c != SB_OK) return c;
+  if (n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+  if ((c = sb_rm_recheck(fs, n, NULL, 0, SB_ACC_LIST, SB_KIND_DIR, e)) != SB_OK) return c;
+  const char *path = sb_rm_abs(RF(fs), 1, n->rel, n->rlen);
+  if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  size_t from = out->n;
+  listing l = {.fs = fs, .out = out};
+  if ((c = sb_envd_list(&fs->mem, &RF(fs)->d, path, 1, list_cb, &l, e)) != SB_OK) return c;
+  sb_dirlist_fix_names(out, from);
+  sb_dirlist_sort(out);
+  return SB_OK;
+}
+
+static bool empty_dir(sb_fs *fs, const char *rel, size_t rlen, sb_code *c, sb_err *e) {
+  const char *path = sb_rm_abs(RF(fs), 1, rel, rlen);
+  if (!path) {
+    *c = sb_fail(e, SB_ENAMETOOLONG, NULL);
+    return false;
+  }
+  listing l = {.fs = fs, .count_only = true};
+  *c = sb_envd_list(&fs->mem, &RF(fs)->d, path, 1, list_cb, &l, e);
+  return !l.any;
+}
+
+static sb_code rm_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
+  rfs *r = RF(fs);
+  rnode *dir = &r->n[0], *old = &r->n[1];
+  unsigned miss;
+  sb_code c = sb_rm_find_parent(fs, p, parents, dir, &miss, e);
+  if (c != SB_OK) return c;
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_MODIFY, SB_KIND_DIR, e)) != SB_OK) return c;
+  if (miss == p->ncomp - 1) {
+    size_t rl;
+    if (!sb_rm_join(old->rel, &rl, dir->rel, dir->rlen, name, nlen)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+    c = sb_rm_stat(fs, old->rel, rl, old, e);
+    if (c == SB_OK) return old->type == SB_T_DIR && parents ? SB_OK : sb_fail(e, SB_EEXIST, NULL);
+    if (c != SB_ENOENT) return c;
+  }
+  if ((c = below(dir, p, miss, old, e)) != SB_OK) return c;
+  const char *path = sb_rm_abs(r, 1, old->rel, old->rlen);
+  if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  return sb_rm_plain(sb_envd_mkdir(&fs->mem, &r->d, path, e), e);
+}
+
+/* The entry itself, never a link's target. */
+static sb_code rm_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e) {
+  if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "the sandbox root cannot be removed");
+  rfs *r = RF(fs);
+  rnode *dir = &r->n[0], *n = &r->n[1];
+  sb_code c = sb_rm_find_entry(fs, p, dir, n, e);
+  if (c != SB_OK) return c;
+  if (!n->type) return sb_fail(e, SB_ENOENT, NULL);
+  if (p->must_dir && n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+  size_t nlen;
+  const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
+  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_MODIFY, sb_rm_kind(n->type), e)) != SB_OK) return c;
+  if (n->type == SB_T_DIR && !recursive) {
+    bool empty = empty_dir(fs, n->rel, n->rlen, &c, e);
+    if (c != SB_OK) return c;
+    if (!empty) return sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
+  }
+  const char *path = sb_rm_abs(r, 1, n->rel, n->rlen);
+  return path ? sb_rm_plain(sb_envd_remove(&fs->mem, &r->d, path, e), e) : sb_fail(e, SB_ENAMETOOLONG, NULL);
+}
+
+/* Is the real path a the same as b, or above it? */
+static bool is_ancestor(const rnode *a, const char *b, size_t blen) {
+  if (a->rlen == 0) return true;
+  return blen >= a->rlen && memcmp(a->rel, b, a->rlen) == 0 && (blen == a->rlen || b[a->rlen] == '/');
+}
+
+static sb_code rm_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool overwrite, sb_err *e) {
+  rfs *r = RF(fs);
+  rnode *sdir = &r->n[0], *src = &r->n[1], *dir = &r->n[2], *dst = &r->n[3];
+  unsigned miss;
+  /* as the kernel: both parents first, then the source entry */
+  sb_code c = sb_rm_find_parent(fs, from, false, sdir, &miss, e);
+  if (c != SB_OK || (c = sb_rm_find_parent(fs, to, false, dir, &miss, e)) != SB_OK) return c;
+  size_t slen, nlen, rl;
+  const char *sname = sb_path_comp(from, from->ncomp - 1, &slen);
+  const char *name = sb_path_comp(to, to->ncomp - 1, &nlen);
+  if (!sb_rm_join(src->rel, &rl, sdir->rel, sdir->rlen, sname, slen)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  if ((c = sb_rm_stat(fs, src->rel, rl, src, e)) != SB_OK) return c;
+  if ((from->must_dir || to->must_dir) && src->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+  int kind = sb_rm_kind(src->type);
+  if ((c = sb_rm_recheck(fs, sdir, sname, slen, SB_ACC_MODIFY, kind, e)) != SB_OK ||
+      (c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_MODIFY, kind, e)) != SB_OK)
+    return c;
+  /* dir is done with: its real path is compared below, dst gets its own */
+  if (!sb_rm_join(dst->rel, &rl, dir->rel, dir->rlen, name, nlen)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  c = sb_rm_stat(fs, dst->rel, rl, dst, e);
+  if (c == SB_ENOENT) dst->type = 0, dst->rlen = rl, dst->rel[rl] = '\0';
+  else if (c != SB_OK) return c;
+  if (dst->rlen == src->rlen && memcmp(dst->rel, src->rel, src->rlen) == 0) return SB_OK;
+  /* the kernel's order from here: EEXIST, EINVAL, ENOTEMPTY, then types */
+  if (dst->type && !overwrite) return sb_fail(e, SB_EEXIST, NULL);
+  if (src->type == SB_T_DIR && is_ancestor(src, dir->rel, dir->rlen))
+    return sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
+  if (dst->type && is_ancestor(dst, src->rel, src->rlen)) return sb_fail(e, SB_ENOTEMPTY, NULL);
+  if (dst->type) {
+    if (src->type == SB_T_DIR && dst->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
+    if (src->type != SB_T_DIR && dst->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
+    if (dst->type == SB_T_DIR) {
+      bool empty = empty_dir(fs, dst->rel, dst->rlen, &c, e);
+      if (c != SB_OK) return c;
+      if (!empty) return sb_fail(e, SB_ENOTEMPTY, NULL);
+    }
+  }
+  const char *a = sb_rm_abs(r, 0, src->rel, src->rlen), *b = sb_rm_abs(r, 1, dst->rel, dst->rlen);
+  if (!a || !b) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  return sb_rm_plain(sb_envd_move(&fs->mem, &r->d, a, b, e), e);
+}
+
+static void rm_close(sb_fs *fs) {
+  rfs *r = RF(fs);
+  if (!r) return;
+  sb_buf_free(&fs->mem, &r->ref);
+  sb_free(&fs->mem, r, sizeof *r);
+  fs->impl = NULL;
+}
+
+static bool copy_str(char *dst, size_t cap, const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  if (n >= cap) return false;
+  memcpy(dst, s ? s : "", n + 1);
+  return true;
+}
+
+sb_code sb_remote_fs_open(sb_fs *fs, const sb_envd *d, const char *root, sb_err *e) {
+  rfs *r = sb_malloc(&fs->mem, sizeof *r);
+  if (!r) return sb_rm_oom(e);
+  memset(r, 0, sizeof *r);
+  if (!copy_str(r->url, sizeof r->url, d->url) || !copy_str(r->token, sizeof r->token, d->token) ||
+      !copy_str(r->id, sizeof r->id, d->sandbox_id) || !copy_str(r->user, sizeof r->user, d->user) ||
+      !copy_str(r->root, sizeof r->root, root) || root[0] != '/') {
+    sb_free(&fs->mem, r, sizeof *r);
+    return sb_fail(e, SB_EINVAL, "remote: the envd URL, token, sandbox id, user or root is too long (or root not absolute)");
+  }
+  r->rootlen = strlen(r->root);
+  r->d = *d;
+  r->d.url = r->url;
+  r->d.token = r->token;
+  r->d.sandbox_id = r->id;
+  r->d.user = d->user ? r->user : NULL;
+  fs->impl = r;
+  rnode *n = &r->n[0];
+  sb_code c = sb_rm_stat(fs, "", 0, n, e);
+  if (c == SB_OK && n->type != SB_T_DIR) c = sb_failf(e, SB_ENOTDIR, "remote: the root %s is not a directory", r->root);
+  if (c != SB_OK) rm_close(fs);
+  return c;
+}
+
+const sb_envd *sb_remote_fs_envd(sb_fs *fs) { return RF(fs) ? &RF(fs)->d : NULL; }
+
+const sb_backend sb_remote_backend = {
+    .kind = "remote",
+    .read = rm_read,
+    .write = rm_write,
+    .stat = rm_stat,
+    .symlink = rm_symlink,
+    .readlink = rm_readlink,
+    .realpath = rm_realpath,
+    .readdir = rm_readdir,
+    .mkdir = rm_mkdir,
+    .remove = rm_remove,
+    .rename = rm_rename,
+    .walk = sb_rm_walk,
+    .open_ref = sb_rm_open_ref,
+    .close = rm_close,
+};

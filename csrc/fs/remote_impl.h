@@ -1,0 +1,68 @@
+/* What the remote backend's files share (fs/remote.c: the operations,
+ * fs/remote_resolve.c: paths resolved per SPEC §4 one Stat per component,
+ * fs/remote_walk.c: walks from one deep listing). Not a public header. */
+#ifndef SB_FS_REMOTE_IMPL_H
+#define SB_FS_REMOTE_IMPL_H
+
+#include "fs/remote.h"
+
+/* An entry as the resolver found it: its real root-relative path and what
+ * Stat said of it. */
+typedef struct rnode {
+  char rel[SB_PATH_MAX + 1];
+  size_t rlen;
+  int type; /* SB_T_* */
+  uint64_t size;
+  uint32_t mode;
+  double mtime;
+  char target[SB_PATH_MAX + 1]; /* a link's text */
+  size_t tlen;
+  bool followed; /* a link was followed on the way (the policy looks again) */
+} rnode;
+
+typedef struct rfs {
+  sb_envd d;
+  char url[600], token[256], id[128], user[64];
+  char root[SB_PATH_MAX + 1];
+  size_t rootlen;
+  /* Working storage, here rather than on the C stack (hosts embed Lua on
+   * small stacks): the backend is never re-entered. */
+  rnode n[4];
+  char work[SB_WORK_MAX + 1];
+  char abs[2][2 * SB_PATH_MAX + 4];
+  sb_buf ref; /* open_ref's transfer */
+} rfs;
+#define RF(fs) ((rfs *)(fs)->impl)
+
+static inline bool sb_rm_rules_on(const sb_policy *pol) {
+  return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
+}
+static inline sb_code sb_rm_oom(sb_err *e) { return sb_fail(e, SB_ENOSPC, "out of memory"); }
+static inline int sb_rm_kind(int type) { return type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE; }
+
+/* The absolute path in the remote sandbox of a real root-relative path, in
+ * the state's buffer `slot` (0 or 1); NULL when too long. */
+const char *sb_rm_abs(rfs *r, int slot, const char *rel, size_t rlen);
+/* dir + "/" + name into out; false when too long. */
+bool sb_rm_join(char *out, size_t *olen, const char *dir, size_t dlen, const char *name, size_t nlen);
+/* The common text for the codes whose envd words would name remote paths. */
+sb_code sb_rm_plain(sb_code c, sb_err *e);
+int sb_rm_type(sb_rtype t);
+/* Stat the entry at the real path rel (a link described, not followed). */
+sb_code sb_rm_stat(sb_fs *fs, const char *rel, size_t rlen, rnode *out, sb_err *e);
+/* p resolved (a trailing "/" must name a directory). */
+sb_code sb_rm_lookup(sb_fs *fs, const sb_path *p, bool follow, rnode *n, sb_err *e);
+/* The directory of p's components [0, k). */
+sb_code sb_rm_resolve_dir(sb_fs *fs, const sb_path *p, unsigned k, rnode *n, sb_err *e);
+/* The parent of p's last component; with `create`, the deepest prefix that
+ * resolves and the first missing component in *miss. */
+sb_code sb_rm_find_parent(sb_fs *fs, const sb_path *p, bool create, rnode *dir, unsigned *miss, sb_err *e);
+/* The parent and the entry itself (ent->type 0: none), the entry not followed. */
+sb_code sb_rm_find_entry(sb_fs *fs, const sb_path *p, rnode *dir, rnode *ent, sb_err *e);
+/* Where a link was followed, the rules judge the real path. */
+sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, sb_access acc, int kind, sb_err *e);
+
+sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e);
+sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e);
+
+#endif

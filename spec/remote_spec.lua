@@ -1,0 +1,325 @@
+-- The RemoteSandbox (SPEC §15) over the E2B test peer: what the file
+-- contract (fs_contract_spec and the other backend-list specs) does not
+-- cover — commands with the §5 semantics, the sandbox's life on the engine
+-- (create, reattach, keep, kill at dispose), failures that must be EIO
+-- within the configured limits and never a hang, and no key or token in
+-- anything the sandbox shows. The tier against a real engine runs when
+-- E2B_API_KEY is set, and is reported as pending otherwise.
+local sandbox = require "sandbox"
+local json = require "sandbox.json"
+local sh = require "support.sh"
+local peer_lib = require "support.e2b_peer"
+
+local KEY = "remote-spec-key-0123456789"
+local clock = require("sandbox.core").clock
+
+local function code_of(...) return select(3, ...) end
+
+describe("RemoteSandbox", function()
+  local peer
+  setup(function() peer = peer_lib.start(KEY) end)
+  teardown(function() if peer then peer.stop() end end)
+
+  local function new(opts)
+    opts = opts or {}
+    opts.api_url, opts.api_key, opts.envd_url = opts.api_url or peer.api, opts.api_key or KEY, opts.envd_url or peer.envd
+    return sandbox.remote(opts)
+  end
+
+  -- The sandboxes the engine lists for our key: {[id] = state}.
+  local function listed()
+    local code, body = peer_lib.http("GET", peer.api .. "/v2/sandboxes", { ["X-API-Key"] = KEY })
+    assert.equal(200, code, body)
+    local out = {}
+    for _, b in ipairs(json.decode(body)) do out[b.sandboxID] = b.state end
+    return out
+  end
+
+  describe("on the engine", function()
+    it("is created from the options, and killed by dispose", function()
+      local sb = assert(new { template = "base", timeout = 60, metadata = { agent = "spec" } })
+      assert.equal("remote", sb.kind)
+      assert.equal("/home/user", sb.cwd)
+      assert.matches("^sbx", sb.sandbox_id)
+      assert.equal("running", listed()[sb.sandbox_id])
+      local c = sb.confinement
+      assert.same({ true, peer.api, "base", sb.sandbox_id }, { c.enabled, c.engine, c.template, c.sandbox_id })
+      assert.is_true(c.isolation.enforced)
+      assert.matches("microVM", c.isolation.promise)
+      local id = sb.sandbox_id
+      sb:dispose()
+      sb:dispose() -- idempotent
+      assert.is_nil(listed()[id])
+    end)
+
+    it("is left running with keep = true, and reattached by sandbox_id with its files", function()
+      local sb = assert(new { keep = true })
+      assert(sb:write_file("notes.txt", "kept"))
+      local id = sb.sandbox_id
+      sb:dispose()
+      assert.equal("running", listed()[id])
+      local again = assert(new { sandbox_id = id })
+      assert.equal(id, again.sandbox_id)
+      assert.equal("kept", again:read_file("notes.txt"))
+      again:dispose()
+      assert.is_nil(listed()[id])
+    end)
+
+    it("is kept alive by keep_alive, and listed by sandbox.remote_list", function()
+      local sb = assert(new { timeout = 1 })
+      assert.is_true(sb:keep_alive(30))
+      sh.run("sleep 1.5") -- past the first timeout: the peer kills expired sandboxes, as the engine does
+      assert.equal("kept", (sb:write_file("alive", "kept") and sb:read_file("alive")))
+      local found
+      for _, b in ipairs(assert(sandbox.remote_list { api_url = peer.api, api_key = KEY })) do
+        if b.sandbox_id == sb.sandbox_id then found = b end
+      end
+      assert.same({ "running", "base" }, { found.state, found.template })
+      assert.has_error(function() sb:keep_alive(0) end)
+      assert.has_error(function() sandbox.remote_list { api_url = peer.api, api_key = KEY, template = "x" } end)
+      sb:dispose()
+      assert.equal("EACCES", code_of(sandbox.remote_list { api_url = peer.api, api_key = "not-the-key-0123" }))
+    end)
+
+    it("gives env to the sandbox at creation and to every command", function()
+      local sb = assert(new { env = { GREETING = "hello" } })
+      assert.equal("hello\n", assert(sb:exec("sh", { "-c", "echo $GREETING" })).stdout)
+      sb:dispose()
+    end)
+
+    it("says why when the engine refuses: a wrong key, an unknown sandbox", function()
+      local v, msg, code = new { api_key = "wrong-key-0123456789" }
+      assert.is_nil(v)
+      assert.equal("EACCES", code)
+      assert.is_nil(msg:find("wrong-key-0123456789", 1, true), "the key is in the message: " .. msg)
+      assert.equal("ENOENT", code_of(new { sandbox_id = "sbxnosuchbox" }))
+    end)
+
+    it("gives EIO for an engine that is not there, never a hang", function()
+      local t = clock()
+      local v, msg, code = new { api_url = "http://127.0.0.1:1", connect_timeout = 0.5 }
+      assert.is_nil(v)
+      assert.equal("EIO", code, msg)
+      assert.is_true(clock() - t < 3, "took " .. (clock() - t) .. " s")
+    end)
+
+    it("checks its options as strictly as every constructor", function()
+      assert.has_error(function() new { tempalte = "base" } end, "sandbox.remote: unknown option 'tempalte' (did you mean 'template'?)")
+      assert.has_error(function() new { api_url = "ftp://x" } end)
+      assert.has_error(function() new { sandbox_id = "../x" } end)
+      assert.has_error(function() new { metadata = { a = 1 } } end)
+      assert.has_error(function() new { memory_limit = "1GB" } end) -- local confinement: not an option here
+    end)
+
+    it("never shows the key or the token: fields, confinement, messages", function()
+      local sb = assert(new())
+      local code, body = peer_lib.http("GET", peer.api .. "/v2/sandboxes", { ["X-API-Key"] = KEY })
+      assert.equal(200, code)
+      local token
+      for _, b in ipairs(json.decode(body)) do if b.sandboxID == sb.sandbox_id then token = b.envdAccessToken end end
+      assert.is_string(token)
+      local seen = {}
+      local function walk(v, depth)
+        if depth > 4 then return end
+        if type(v) == "string" then seen[#seen + 1] = v end
+        if type(v) == "table" then for k, x in pairs(v) do walk(k, depth + 1) walk(x, depth + 1) end end
+      end
+      walk(sb.confinement, 0)
+      for _, k in ipairs { "sandbox_id", "kind", "cwd" } do seen[#seen + 1] = tostring(sb[k]) end
+      seen[#seen + 1] = select(2, sb:read_file("missing")) or ""
+      seen[#seen + 1] = select(2, sb:exec("no-such-program")) or ""
+      for _, s in ipairs(seen) do
+        assert.is_nil(s:find(KEY, 1, true), s)
+        assert.is_nil(s:find(token, 1, true), s)
+      end
+      sb:dispose()
+    end)
+  end)
+
+  describe("commands", function()
+    local sb
+    before_each(function() sb = assert(new { kill_grace = 0.3, allow_shell = true }) end)
+    after_each(function() if sb then sb:dispose() end end)
+
+    it("returns the SPEC result table", function()
+      local r = assert(sb:exec("echo", { "hello", "world" }))
+      assert.same({ 0, false, "hello world\n", "", false, 0 },
+        { r.exit_code, r.timed_out, r.stdout, r.stderr, r.truncated, r.dropped_bytes })
+      assert.is_nil(r.signal)
+      assert.is_number(r.duration)
+      assert.is_true(r.pid > 0)
+    end)
+
+    for _, c in ipairs {
+      { "exit 0", 0 }, { "exit 3", 3 }, { "exit 255", 255 },
+      { "kill -TERM $$", 143, "SIGTERM" }, { "kill -KILL $$", 137, "SIGKILL" },
+      { "kill -INT $$", 130, "SIGINT" }, { "kill -SEGV $$", 139, "SIGSEGV" },
+    } do
+      it(("reports %q as exit_code %d"):format(c[1], c[2]), function()
+        local r = assert(sb:exec("sh", { "-c", c[1] }))
+        assert.equal(c[2], r.exit_code)
+        assert.equal(c[3], r.signal)
+      end)
+    end
+
+    it("passes argv as is, and round-trips stdin and binary output", function()
+      assert.equal("[a b][*][$HOME]['q']", assert(sb:exec("printf", { "[%s]", "a b", "*", "$HOME", "'q'" })).stdout)
+      local blob = {}
+      for i = 0, 255 do blob[#blob + 1] = string.char(i) end
+      blob = table.concat(blob):rep(300)
+      local r = assert(sb:exec("cat", {}, { stdin = blob }))
+      assert.equal(blob, r.stdout)
+      r = assert(sb:exec("cat", {}, { timeout = 5 })) -- no input: an empty stdin, never a wait
+      assert.same({ 0, "", false }, { r.exit_code, r.stdout, r.timed_out })
+    end)
+
+    it("runs in cwd, an agent path resolved beneath the root before any request", function()
+      assert(sb:mkdir("sub/dir"))
+      assert.matches("/home/user/sub/dir\n$", assert(sb:exec("pwd", {}, { cwd = "sub/dir" })).stdout)
+      assert.equal("ENOENT", code_of(sb:exec("pwd", {}, { cwd = "missing" })))
+      assert.equal("EESCAPE", code_of(sb:exec("pwd", {}, { cwd = "../.." })))
+      assert(sb:write_file("f", "x"))
+      assert.equal("ENOTDIR", code_of(sb:exec("pwd", {}, { cwd = "f" })))
+      assert(sb:symlink("sub", "link"))
+      assert.matches("/home/user/sub/dir\n$", assert(sb:exec("pwd", {}, { cwd = "link/dir" })).stdout)
+    end)
+
+    it("reports a program that cannot start as nil, msg, code", function()
+      local v, msg, code = sb:exec("no-such-command-xyz")
+      assert.is_nil(v)
+      assert.equal("ENOENT", code)
+      assert.equal("ENOENT: command not found: no-such-command-xyz", msg)
+    end)
+
+    it("passes the environment: the sandbox's base, the call's, HOME at the root", function()
+      local r = assert(sb:exec("sh", { "-c", "echo $HOME $A $PATH" }, { env = { A = "x" } }))
+      assert.matches("^/home/user x /", r.stdout)
+    end)
+
+    it("times out with SIGTERM, then SIGKILL after kill_grace for one that ignores it", function()
+      local t = clock()
+      local r = assert(sb:exec("sleep", { "30" }, { timeout = 0.3 }))
+      assert.same({ true, 143, "SIGTERM", "timeout" }, { r.timed_out, r.exit_code, r.signal, r.killed_by })
+      r = assert(sb:exec_shell("trap '' TERM; sleep 30", { timeout = 0.3 }))
+      assert.same({ true, 137, "SIGKILL" }, { r.timed_out, r.exit_code, r.signal })
+      assert.is_true(clock() - t < 5, "took " .. (clock() - t) .. " s")
+    end)
+
+    it("keeps head and tail of output over max_output_bytes, counting what it dropped", function()
+      local s = assert(new { max_output_bytes = 1000 })
+      local r = assert(s:exec("seq", { "1", "100000" }))
+      local total = #table.concat((function() local t = {} for i = 1, 100000 do t[i] = i .. "\n" end return t end)())
+      assert.is_true(r.truncated)
+      assert.equal(total - 1000, r.dropped_bytes)
+      assert.equal("1\n2\n", r.stdout:sub(1, 4))
+      assert.equal("99999\n100000\n", r.stdout:sub(-13))
+      assert.matches("%[%.%.%. " .. (total - 1000) .. " bytes dropped %.%.%.%]", r.stdout)
+      s:dispose()
+    end)
+
+    it("runs background handles: read, write, close_stdin, wait, processes", function()
+      local h = assert(sb:exec("cat", {}, { background = true }))
+      assert.is_true(h.pid > 0)
+      assert.is_true(h:running())
+      assert.same({ h }, sb:processes())
+      assert.equal("", h:read("stdout"))
+      assert.is_true(h:write("ping\n"))
+      assert.equal("ping\n", h:read("stdout", 5))
+      h:close_stdin()
+      local r = assert(h:wait(5))
+      assert.same({ 0, "ping\n", false }, { r.exit_code, r.stdout, r.timed_out })
+      assert.is_nil(h:read("stdout"))
+      assert.is_false(h:running())
+      assert.same({}, sb:processes())
+    end)
+
+    it("kills a background process (SIGTERM, grace, SIGKILL) and refuses more than max_background_processes", function()
+      local s = assert(new { max_background_processes = 1, kill_grace = 0.3 })
+      local h = assert(s:exec_shell("trap '' TERM; echo ready; sleep 30", { background = true, allow_shell = true }))
+      assert.equal("ready\n", h:read("stdout", 5))
+      assert.equal("EAGAIN", code_of(h:wait(0.1)))
+      assert.equal("EBUSY", code_of(s:exec("true", {}, { background = true })))
+      local t = clock()
+      assert(h:kill())
+      local r = h:wait()
+      assert.same({ 137, "SIGKILL", "kill" }, { r.exit_code, r.signal, r.killed_by })
+      assert.is_true(clock() - t < 3)
+      s:dispose()
+    end)
+
+    it("calls on_stdout / on_exit from the loop, and poll pumps it", function()
+      local chunks, exited = {}, nil
+      local h = assert(sb:exec("sh", { "-c", "echo a; sleep 0.1; echo b" }, { background = true,
+        on_stdout = function(d) chunks[#chunks + 1] = d end, on_exit = function(r) exited = r.exit_code end }))
+      local deadline = clock() + 5
+      while exited == nil and clock() < deadline do sb:poll(0.1) end
+      assert.equal(0, exited)
+      assert.equal("a\nb\n", table.concat(chunks))
+      assert.is_true(h:wait().exit_code == 0)
+    end)
+
+    it("kills what is still running at dispose, and kills the sandbox", function()
+      local h = assert(sb:exec("sleep", { "30" }, { background = true }))
+      local id = sb.sandbox_id
+      local t = clock()
+      sb:dispose()
+      sb = nil
+      assert.is_true(clock() - t < 3)
+      assert.is_true(h:wait().exit_code ~= 0)
+      assert.is_nil(listed()[id])
+    end)
+
+    it("ends a command whose engine stopped answering with the reason, within idle_timeout", function()
+      local s = assert(new { idle_timeout = 1 })
+      local h = assert(s:exec("sleep", { "30" }, { background = true }))
+      sh.run("kill -STOP " .. peer.pid)
+      local t = clock()
+      local r = h:wait()
+      sh.run("kill -CONT " .. peer.pid)
+      assert.is_true(r.status_lost)
+      assert.matches("no data for 1 s", r.error)
+      assert.is_true(clock() - t < 1 + 5 * 1.5 + 3, "took " .. (clock() - t) .. " s")
+      s:dispose()
+    end)
+  end)
+
+  describe("over a link that is cut", function()
+    local ns, far
+    setup(function()
+      ns = peer_lib.netns()
+      far = peer_lib.start(KEY, { netns = ns.name, host = ns.peer_ip })
+    end)
+    teardown(function()
+      if far then far.stop() end
+      if ns then ns.remove() end
+    end)
+
+    it("resumes a command's stream once the link is back (reattached by pid), saying output may be missing", function()
+      local s = assert(sandbox.remote { api_url = far.api, api_key = KEY, envd_url = far.envd, idle_timeout = 1,
+        allow_shell = true })
+      local h = assert(s:exec_shell("sleep 3; echo after", { background = true }))
+      ns.cut()
+      sh.run("sleep 1.3")
+      ns.mend()
+      local r = h:wait()
+      assert.same({ 0, "after\n", true }, { r.exit_code, r.stdout, r.output_incomplete })
+      assert.is_nil(r.status_lost)
+      s:dispose()
+    end)
+  end)
+
+  describe("against a real engine (E2B_API_KEY)", function()
+    local key = os.getenv("E2B_API_KEY")
+    if not key then
+      pending("E2B_API_KEY is not set: no real engine to run against (E2B_API_URL picks the engine)")
+      return
+    end
+    it("creates a sandbox, writes, reads, runs a command, and kills it at dispose", function()
+      local sb = assert(sandbox.remote { api_url = os.getenv("E2B_API_URL"), api_key = key, timeout = 120 })
+      assert(sb:write_file("hello.txt", "hi"))
+      assert.equal("hi", sb:read_file("hello.txt"))
+      assert.equal("hi", assert(sb:exec("cat", { "hello.txt" })).stdout)
+      sb:dispose()
+    end)
+  end)
+end)
