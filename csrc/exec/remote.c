@@ -427,6 +427,10 @@ static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd) {
 /* The working directory's absolute path in the remote sandbox. */
 static bool remote_cwd(rrunner *rr, sb_cmd *cmd, char *out, size_t cap, sb_err *e) {
   sb_fs *fs = rr->cfg.fs;
+  if (cmd->cwd->len == 0) { /* the root, checked when the backend opened: no round trip */
+    if (snprintf(out, cap, "%s", rr->cfg.root) >= (int)cap) return sb_fail(e, SB_ENAMETOOLONG, NULL), false;
+    return true;
+  }
   sb_stat st;
   sb_bytes real;
   if (fs->be->stat(fs, cmd->cwd, true, &st, e) != SB_OK) return false;
