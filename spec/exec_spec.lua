@@ -596,16 +596,22 @@ describe("a host that dies without disposing", function()
     local pattern = ("ls -d %s/sandbox-*-%s-* 2>/dev/null; true"):format(sh.quote(dir), host)
     local s0 = assert(sandbox.container { base_dir = d })
     local left = sh.lines(pattern)
-    if tostring(s0.confinement.tree_kill.via):match("cgroup") or #left > 0 then
+    local tree_kill = s0.confinement.tree_kill -- absent where commands are not confined (valgrind)
+    if (tree_kill and tostring(tree_kill.via):match("cgroup")) or #left > 0 then
       assert.equal(1, #left, "the host made no cgroup directory")
     end
     s0:dispose()
     sh.run("kill -9 " .. host)
     p:close()
     if #left == 0 then return end -- no cgroup here: nothing can be left
-    local s = assert(sandbox.container { base_dir = d })
-    assert.equal(0, s:exec("true").exit_code)
+    -- the next host (a child too: this one may run unconfined, under valgrind)
+    local ok, out = sh.run(([[%s -e '
+      package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+      package.cpath = "%s/?.so;" .. package.cpath
+      local s = require("sandbox").container { base_dir = "%s" }
+      assert(s:exec("true").exit_code == 0)
+      s:dispose()']]):format(sh.lua(), sh.build, d))
+    assert.is_true(ok, out)
     assert.same({}, sh.lines(pattern))
-    s:dispose()
   end)
 end)

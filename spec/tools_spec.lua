@@ -30,7 +30,8 @@ for _, be in ipairs(backends.list) do
     local sb, t
     before_each(function()
       local opts = be.kind ~= "virtual" and { allow_shell = true, kill_grace = 0.2 } or {}
-      if be.kind ~= "virtual" and os.getenv("SANDBOX_TEST_UNCONFINED") then opts.confine = false end
+      -- (the remote backend has no local confinement to turn off)
+      if be.kind ~= "virtual" and be.kind ~= "remote" and os.getenv("SANDBOX_TEST_UNCONFINED") then opts.confine = false end
       sb = be.new(opts, FILES)
       t = sb:tools()
     end)
