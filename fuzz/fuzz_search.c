@@ -32,9 +32,10 @@ static bool collect(void *ud, size_t s, size_t e) {
 }
 
 /* Patterns whose meaning depends on more than their line: a whole-buffer
- * scan and a line alone may rightly disagree on them. */
+ * scan and a line alone may rightly disagree on them. ("(*" constructs are
+ * checked: the matcher runs every one of them per line.) */
 static bool line_bound(const char *pat, size_t pn) {
-  static const char *const whole[] = {"(*", "(?C", "\\R", "\\v", "\\h"};
+  static const char *const whole[] = {"(?C", "\\R", "\\v", "\\h"};
   for (size_t i = 0; i < sizeof whole / sizeof *whole; i++)
     if (memmem(pat, pn, whole[i], strlen(whole[i]))) return false;
   return true;

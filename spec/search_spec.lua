@@ -280,6 +280,9 @@ describe("grep's line semantics, against rg -P", function()
   local CASES = {
     "\\Pz", "\\p{Lu}B", "\\x41B", "(a)x\\1", "[xy](?![^a])", "[xy](?=[^a])", "x(?=\\n)",
     "(?<=\\n)b", "\\Ab", "c12\\z", "\\Kb", "[a-z]$", "^\\s", "o\\b",
+    -- the other spellings of lookaround, and verbs that end a whole-buffer search
+    "[xy](?*[^a])", "(*napla:[^a])[a-z]", "(*non_atomic_positive_lookahead:\\n)", "(*COMMIT)b",
+    "(*SKIP)a", "(?<name>x)", "(*pla:\\n)",
   }
   local dir, sbs
   setup(function()

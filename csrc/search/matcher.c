@@ -114,12 +114,16 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
 }
 
 /* Constructs whose meaning in a whole buffer is not their meaning in one
- * line: a lookaround can see past the newline, \K moves the match start,
- * \A \z \Z \G mean the buffer's ends. Such a pattern is run on each line
- * alone, as grep's line semantics ask. */
+ * line: a lookaround can see past the newline (every spelling: (?= (?!
+ * (?<= (?<! and the non-atomic (?* (?<*), \K moves the match start, \A \z
+ * \Z \G mean the buffer's ends, and any "(*" (alpha assertions such as
+ * (*napla:, verbs such as (*COMMIT) that end a whole-buffer search early,
+ * option settings) is taken as one too rather than listed name by name.
+ * Such a pattern is run on each line alone, as grep's line semantics ask;
+ * a false alarm only costs speed. */
 static bool needs_lines(const char *pat, size_t n) {
-  static const char *const forms[] = {"(?=", "(?!", "(?<", "(*pla", "(*nla", "(*plb", "(*nlb",
-                                      "(*pos", "(*neg", "\\K", "\\A", "\\z", "\\Z", "\\G"};
+  static const char *const forms[] = {"(?=", "(?!", "(?<=", "(?<!", "(?<*", "(?*", "(*",
+                                      "\\K", "\\A", "\\z", "\\Z", "\\G"};
   for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
     if (memmem(pat, n, forms[i], strlen(forms[i]))) return true;
   return false;
