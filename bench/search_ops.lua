@@ -1,5 +1,5 @@
 -- Search rows of SPEC §10, measured side by side in one run: grep (literal,
--- ignore-case, regex) and glob over tmpfs copies of real trees, against
+-- ignore-case, regex with a literal, regex without one) and glob over tmpfs copies of real trees, against
 -- ripgrep (default threads and -j1), grep -rn and find -name. Every row
 -- checks that the result counts agree before it prints a ratio.
 --   lua5.4 bench/search_ops.lua TMPFS_DIR   (make bench runs it)
@@ -26,6 +26,8 @@ local rows = {
   { "literal return", "return", { literal = true }, "-F" },
   { "ignore-case", "error", { literal = true, ignore_case = true }, "-F -i" },
   { "regex", "malloc *\\(", {}, "" },
+  -- no literal to look for first: every line through the engine, Unicode classes and boundaries
+  { "regex \\d \\b", "\\b\\d{5,}\\b", {}, "" },
 }
 
 print(("%-10s %-16s %8s %8s %8s %8s %8s %8s %8s %8s"):format("tree", "search", "hits", "ct ms", "vt ms",

@@ -41,14 +41,23 @@ static bool line_bound(const char *pat, size_t pn) {
   return true;
 }
 
-static void check_pattern(const char *pat, size_t pn, const char *sub, size_t sn) {
+static void check_pattern(const char *pat, size_t pn, const char *raw, size_t sn) {
   if (!line_bound(pat, pn)) return;
+  /* the scan's contract (search/matcher.h): a NUL after the subject */
+  char *sub = malloc(sn + 1);
+  if (!sub) return;
+  memcpy(sub, raw, sn);
+  sub[sn] = '\0';
   sb_matcher m;
   sb_err e = {0};
-  if (sb_matcher_compile(&m, pat, pn, false, false, false, &e) != SB_OK) return;
+  if (sb_matcher_compile(&m, pat, pn, false, false, false, &e) != SB_OK) {
+    free(sub);
+    return;
+  }
   sb_mstate st;
   if (!sb_mstate_init(&st, &m)) {
     sb_matcher_free(&m);
+    free(sub);
     return;
   }
   lines got = {0};
@@ -79,6 +88,7 @@ static void check_pattern(const char *pat, size_t pn, const char *sub, size_t sn
   }
   sb_mstate_free(&st);
   sb_matcher_free(&m);
+  free(sub);
 }
 
 static void check_ignore(const char *text, size_t n) {

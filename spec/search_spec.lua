@@ -273,45 +273,60 @@ end)
 
 -- Patterns whose required literal is not plain text, or that can see past
 -- the end of a line, are judged one line at a time, as rg -P does (both
--- were fuzz findings: a wrong prefilter literal, a lookahead at "\n").
+-- were fuzz findings: a wrong prefilter literal, a lookahead at "\n", a
+-- bracket taken for a POSIX class).
 describe("grep's line semantics, against rg -P", function()
   local have_rg = os.execute("command -v rg >/dev/null 2>&1")
-  local TEXT = "x\nb\nya\nAB c12\n z\nfoo bar\n\tend\nxa\n"
+  local TEXTS = {
+    ["t.txt"] = "x\nb\nya\nAB c12\n z\nfoo bar\n\tend\nxa\n",
+    -- letters beyond ASCII are word characters (rg -P runs PCRE2 with
+    -- Unicode properties), and bytes that are not UTF-8 sit between lines
+    ["u.txt"] = "g\n" .. ("\158"):rep(40) .. "\nab \158\158 cd\nx\158y\n\195\169t\195\169\n",
+  }
   local CASES = {
-    "\\Pz", "\\p{Lu}B", "\\x41B", "(a)x\\1", "[xy](?![^a])", "[xy](?=[^a])", "x(?=\\n)",
-    "(?<=\\n)b", "\\Ab", "c12\\z", "\\Kb", "[a-z]$", "^\\s", "o\\b",
-    -- the other spellings of lookaround, and verbs that end a whole-buffer search
-    "[xy](?*[^a])", "(*napla:[^a])[a-z]", "(*non_atomic_positive_lookahead:\\n)", "(*COMMIT)b",
-    "(*SKIP)a", "(?<name>x)", "(*pla:\\n)",
+    ["t.txt"] = {
+      "\\Pz", "\\p{Lu}B", "\\x41B", "(a)x\\1", "[xy](?![^a])", "[xy](?=[^a])", "x(?=\\n)",
+      "(?<=\\n)b", "\\Ab", "c12\\z", "\\Kb", "[a-z]$", "^\\s", "o\\b",
+      -- the other spellings of lookaround, and verbs that end a whole-buffer search
+      "[xy](?*[^a])", "(*napla:[^a])[a-z]", "(*non_atomic_positive_lookahead:\\n)", "(*COMMIT)b",
+      "(*SKIP)a", "(?<name>x)", "(*pla:\\n)",
+      -- a quantifier's digits and a bracket that is not a POSIX class are no literals
+      "o{2}", "(o){2} ", "a{1,}", "[[:[xy](?![^a]fff)", "[[:alpha:]]{2} b",
+    },
+    ["u.txt"] = { "\\B", "\\b", "\\bcd", "\\B\\w", "y\\b", "\\w\\b", "^\\w+$" },
   }
   local dir, sbs
   setup(function()
     dir = backends.tmpdir("rgline")
-    local f = assert(io.open(dir .. "/t.txt", "wb"))
-    f:write(TEXT)
-    f:close()
     sbs = {
       virtual = sandbox.virtual(),
       container = assert(sandbox.container { base_dir = dir, confine = false }),
     }
-    assert(sbs.virtual:write_file("t.txt", TEXT))
+    for name, text in pairs(TEXTS) do
+      local f = assert(io.open(dir .. "/" .. name, "wb"))
+      f:write(text)
+      f:close()
+      assert(sbs.virtual:write_file(name, text))
+    end
   end)
   teardown(function()
     for _, sb in pairs(sbs) do sb:dispose() end
     backends.cleanup()
   end)
-  for _, pat in ipairs(CASES) do
-    it(("%s: the lines rg -P reports"):format(pat), function()
-      assert.truthy(have_rg, "ripgrep is needed (apt-get install ripgrep)")
-      local want = {}
-      for _, l in ipairs(sh.lines(("rg --no-config -P -n -e %s %s/t.txt; true"):format(sh.quote(pat), dir))) do
-        want[#want + 1] = tonumber(l:match("^(%d+):"))
-      end
-      for name, sb in pairs(sbs) do
-        local got = {}
-        for _, h in ipairs(assert(sb:grep(pat, { mode = "content" }))) do got[#got + 1] = h.line end
-        assert.same(want, got, name)
-      end
-    end)
+  for _, file in ipairs { "t.txt", "u.txt" } do
+    for _, pat in ipairs(CASES[file]) do
+      it(("%s in %s: the lines rg -P reports"):format(pat, file), function()
+        assert.truthy(have_rg, "ripgrep is needed (apt-get install ripgrep)")
+        local want = {}
+        for _, l in ipairs(sh.lines(("rg --no-config -P -a -n -e %s %s/%s; true"):format(sh.quote(pat), dir, file))) do
+          want[#want + 1] = tonumber(l:match("^(%d+):"))
+        end
+        for name, sb in pairs(sbs) do
+          local got = {}
+          for _, h in ipairs(assert(sb:grep(pat, { path = file, mode = "content" }))) do got[#got + 1] = h.line end
+          assert.same(want, got, name)
+        end
+      end)
+    end
   end
 end)

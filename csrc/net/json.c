@@ -1,33 +1,12 @@
 #include "net/json.h"
 
+#include "base/utf8.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 /* ---- UTF-8 --------------------------------------------------------------- */
-
-/* Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned c = s[0];
-  if (c < 0x80) return 1;
-  size_t len;
-  unsigned lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else return 0;
-  if (n < len || s[1] < lo || s[1] > hi) return 0;
-  for (size_t i = 2; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  return len;
-}
 
 static size_t put_utf8(char *o, uint32_t cp) {
   if (cp < 0x80) return o[0] = (char)cp, 1;
@@ -159,7 +138,7 @@ static bool string(parser *p, sb_jtype type) {
       } else return bad(p, "unknown escape");
       continue;
     }
-    size_t l = utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
+    size_t l = sb_utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
     if (!l) return bad(p, "a string that is not UTF-8");
     memcpy(t->p + t->len, p->s + p->i, l);
     t->len += l;
@@ -389,7 +368,7 @@ static void jw_quoted(sb_jw *w, const char *s, size_t n) {
       continue;
     }
     if (c >= 0x80) {
-      size_t l = utf8_len((const unsigned char *)s + i, n - i);
+      size_t l = sb_utf8_len((const unsigned char *)s + i, n - i);
       if (!l) return jw_fail(w, SB_EINVAL, "a string that is not UTF-8");
       i += l, run += l;
       continue;

@@ -1,5 +1,7 @@
 #include "search/matcher.h"
 
+#include "base/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -13,21 +15,40 @@
 
 static bool is_meta(char c) { return strchr(".^$|()[]{}*+?\\", c) != NULL; }
 
-/* Bytes of a character class starting at p[0] == '[' (to its ']'), or 0. */
+/* Bytes of a character class starting at p[0] == '[' (to its ']'), or 0
+ * when it is not certain where PCRE2 ends it (then no prefilter is used).
+ * "[:name:]" inside is a POSIX class only in exactly that form; PCRE2's
+ * rules for other "[:", "[." and "[=" are subtle, and \Q..\E can quote the
+ * ']'. */
 static size_t class_span(const char *p, size_t n) {
   size_t i = 1;
   if (i < n && p[i] == '^') i++;
   if (i < n && p[i] == ']') i++; /* a leading ']' is literal */
   while (i < n && p[i] != ']') {
-    if (p[i] == '\\') i++;
-    else if (p[i] == '[' && i + 1 < n && p[i + 1] == ':') { /* [:alpha:] */
-      const char *end = memchr(p + i + 2, ']', n - i - 2);
-      if (!end) return 0;
-      i = (size_t)(end - p);
+    if (p[i] == '\\') {
+      if (i + 1 < n && (p[i + 1] == 'Q' || p[i + 1] == 'E')) return 0;
+      i++;
+    } else if (p[i] == '[' && i + 1 < n && strchr(":.=", p[i + 1])) {
+      size_t j = i + 2;
+      if (j < n && p[j] == '^') j++;
+      while (j < n && p[j] >= 'a' && p[j] <= 'z') j++;
+      if (!(p[i + 1] == ':' && j + 1 < n && p[j] == ':' && p[j + 1] == ']')) return 0;
+      i = j + 1;
     }
     i++;
   }
   return i < n ? i + 1 : 0;
+}
+
+/* Bytes of a quantifier {m}, {m,} or {m,n} starting at p[0] == '{', or 0
+ * when it is something else (then PCRE2 may read the brace as a literal). */
+static size_t quant_span(const char *p, size_t n) {
+  size_t i = 1, digits = 0;
+  while (i < n && p[i] >= '0' && p[i] <= '9') i++, digits++;
+  if (!digits) return 0;
+  if (i < n && p[i] == ',')
+    for (i++; i < n && p[i] >= '0' && p[i] <= '9';) i++;
+  return i < n && p[i] == '}' ? i + 1 : 0;
 }
 
 /* An escape \c that stands for the character c itself (0 otherwise). */
@@ -64,6 +85,13 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
     }
     if (c == '|') {
       if (depth == 0) return 0; /* alternatives at the top: nothing is required */
+      continue;
+    }
+    if (c == '{' && depth == 0) { /* a quantifier of what came before: not literals */
+      size_t span = quant_span(pat + i, n - i);
+      if (!span) return 0;
+      i += span - 1;
+      END_RUN();
       continue;
     }
     if (depth > 0) {
@@ -129,6 +157,19 @@ static bool needs_lines(const char *pat, size_t n) {
   return false;
 }
 
+/* Does the pattern use what PCRE2_UCP changes (\w \W \d \D \s \S \b \B,
+ * POSIX classes)? A false alarm only costs a second compile. */
+static bool unicode_classes(const char *pat, size_t n) {
+  for (size_t i = 0; i + 1 < n; i++) {
+    if (pat[i] == '[' && pat[i + 1] == ':') return true;
+    if (pat[i] == '\\') {
+      if (strchr("wWdDsSbB", pat[i + 1])) return true;
+      i++;
+    }
+  }
+  return false;
+}
+
 /* ---- compile ------------------------------------------------------------- */
 
 sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool literal, bool icase,
@@ -152,7 +193,17 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
   pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
   if (!cc) return sb_fail(e, SB_ENOSPC, "out of memory");
   pcre2_set_newline(cc, PCRE2_NEWLINE_ANYCRLF);
-  m->code = pcre2_compile((PCRE2_SPTR)pat, n, opts, &err, &off, cc);
+  /* PCRE2_UCP: \w, \d, \s, \b and POSIX classes know Unicode, as rg -P
+   * (and rg's own engine) do. On text that is all ASCII they give the same
+   * answers without it, several times faster: such a pattern is compiled
+   * both ways, and sb_matcher_scan picks per buffer. */
+  bool ucp = !literal && unicode_classes(pat, n);
+  m->code = pcre2_compile((PCRE2_SPTR)pat, n, opts | (ucp ? PCRE2_UCP : 0), &err, &off, cc);
+  if (m->code && ucp && !(m->ascii = pcre2_compile((PCRE2_SPTR)pat, n, opts, &err, &off, cc))) {
+    pcre2_compile_context_free(cc);
+    sb_matcher_free(m);
+    return sb_fail(e, SB_ENOSPC, "out of memory");
+  }
   pcre2_compile_context_free(cc);
   if (!m->code) {
     PCRE2_UCHAR msg[256];
@@ -163,15 +214,21 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
   }
   /* SANDBOX_NO_JIT: the interpreter instead (valgrind flags the JIT's
    * 16-byte loads that reach past a subject's end within its last block) */
-  m->jit = !getenv("SANDBOX_NO_JIT") && pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0;
+  m->jit = !getenv("SANDBOX_NO_JIT") && pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0 &&
+           (!m->ascii || pcre2_jit_compile(m->ascii, PCRE2_JIT_COMPLETE) == 0);
   if (!literal && !icase) m->prelen = sb_required_literal(pat, n, m->pre, sizeof m->pre);
   m->per_line = !literal && !multiline && needs_lines(pat, n);
+  /* next to invalid UTF-8, PCRE2 (10.42) places \b and \B differently in a
+   * whole buffer and in a line alone (and differently again with and
+   * without its JIT): such text is judged a line at a time (sb_matcher_scan) */
+  m->bounds = !literal && !multiline && (memmem(pat, n, "\\b", 2) || memmem(pat, n, "\\B", 2));
   return SB_OK;
 }
 
 void sb_matcher_free(sb_matcher *m) {
   if (m->code) pcre2_code_free(m->code);
-  m->code = NULL;
+  if (m->ascii) pcre2_code_free(m->ascii);
+  m->code = m->ascii = NULL;
 }
 
 bool sb_mstate_init(sb_mstate *st, const sb_matcher *m) {
@@ -278,14 +335,15 @@ static size_t line_end(const char *buf, size_t len, size_t at) {
   return nl ? (size_t)(nl - buf) : len;
 }
 
-static int run(const sb_matcher *m, sb_mstate *st, const char *s, size_t n, size_t start) {
-  if (m->jit) return pcre2_jit_match(m->code, (PCRE2_SPTR)s, n, start, 0, st->md, st->mc);
-  return pcre2_match(m->code, (PCRE2_SPTR)s, n, start, 0, st->md, st->mc);
+static int run(const sb_matcher *m, const pcre2_code *c, sb_mstate *st, const char *s, size_t n, size_t start) {
+  if (m->jit) return pcre2_jit_match(c, (PCRE2_SPTR)s, n, start, 0, st->md, st->mc);
+  return pcre2_match(c, (PCRE2_SPTR)s, n, start, 0, st->md, st->mc);
 }
 
 /* Does the line [ls, le) match on its own? (> 0 yes, 0 no, < 0 error) */
-static int line_matches(const sb_matcher *m, sb_mstate *st, const char *buf, size_t ls, size_t le) {
-  int rc = run(m, st, buf + ls, le - ls, 0);
+static int line_matches(const sb_matcher *m, const pcre2_code *c, sb_mstate *st, const char *buf, size_t ls,
+                        size_t le) {
+  int rc = run(m, c, st, buf + ls, le - ls, 0);
   return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : rc;
 }
 
@@ -295,6 +353,10 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
   /* the buffer's final newline ends the last line; nothing follows it */
   size_t end = buf[len - 1] == '\n' ? len - 1 : len;
   if (m->prelen && !sb_find(buf, len, m->pre, m->prelen)) return 0;
+  /* all ASCII: the faster code gives the same answers, and no byte is invalid */
+  bool ascii = m->ascii && sb_utf8_ascii(buf, len);
+  const pcre2_code *code = ascii ? m->ascii : m->code;
+  bool per_line = m->per_line || (m->bounds && !m->prelen && !ascii && !sb_utf8_valid(buf, len));
   size_t pos = 0;
   while (pos <= end) {
     size_t ls, le;
@@ -307,24 +369,24 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
       ls = line_start(buf, pos, (size_t)(q - buf));
       le = line_end(buf, len, (size_t)(q - buf));
       if (!m->literal) {
-        int rc = line_matches(m, st, buf, ls, le);
+        int rc = line_matches(m, code, st, buf, ls, le);
         if (rc < 0) return rc;
         if (rc == 0) {
           pos = le + 1;
           continue;
         }
       }
-    } else if (m->per_line) {
+    } else if (per_line) {
       ls = pos;
       le = line_end(buf, len, pos);
-      int rc = line_matches(m, st, buf, ls, le);
+      int rc = line_matches(m, code, st, buf, ls, le);
       if (rc < 0) return rc;
       if (rc == 0) {
         pos = le + 1;
         continue;
       }
     } else {
-      int rc = run(m, st, buf, len, pos);
+      int rc = run(m, code, st, buf, len, pos);
       if (rc == PCRE2_ERROR_NOMATCH) return 0;
       if (rc < 0) return rc;
       PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->md);
@@ -340,7 +402,7 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
         le = line_end(buf, len, ms);
         /* a match that ran over the newline: does the line match alone? */
         if (me > le) {
-          int r2 = line_matches(m, st, buf, ls, le);
+          int r2 = line_matches(m, code, st, buf, ls, le);
           if (r2 < 0) return r2;
           if (r2 == 0) {
             pos = le + 1;

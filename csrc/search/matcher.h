@@ -21,9 +21,11 @@ typedef struct sb_matcher {
   bool literal;   /* fixed string, case-sensitive: memmem only */
   bool multiline; /* a match may span lines */
   bool per_line;  /* judged one line at a time: lookaround, \K, \A, \z... */
+  bool bounds;    /* has \b or \B: judged one line at a time in text that is not UTF-8 */
   const char *needle; /* the literal (borrowed from the caller) */
   size_t nlen;
-  pcre2_code *code; /* NULL for a case-sensitive literal */
+  pcre2_code *code;  /* NULL for a case-sensitive literal */
+  pcre2_code *ascii; /* the same without Unicode classes, for all-ASCII text; or NULL */
   bool jit;
   char pre[SB_MATCH_PRE_MAX]; /* a literal every match contains, or empty */
   size_t prelen;
@@ -49,7 +51,11 @@ void sb_mstate_free(sb_mstate *st);
 typedef bool (*sb_match_fn)(void *ud, size_t start, size_t end);
 
 /* Every line (or, multiline, every run of lines) of buf that matches, in
- * order. 0, or a PCRE2 error code (< 0: the match limit, no memory). */
+ * order. 0, or a PCRE2 error code (< 0: the match limit, no memory).
+ * buf[len] must be a readable NUL: PCRE2's JIT (10.42) reads the byte past
+ * a subject's end, and with invalid UTF-8 before it, \b and \B there
+ * depend on that byte (a NUL, like the newline after each line, gives the
+ * interpreter's answer). */
 int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len,
                     sb_match_fn fn, void *ud);
 
