@@ -251,37 +251,7 @@ describe("exec", function()
       assert_gone(m)
     end)
 
-    it("kills the whole tree: sh -c 'sleep & wait'", function()
-      local m = procs.marker()
-      local r = assert(sb:exec("sh", { "-c", "sleep " .. m .. " & sleep " .. m .. " & wait" }, { timeout = 0.3 }))
-      assert.is_true(r.timed_out)
-      assert_gone(m)
-    end)
-
-    it("kills a setsid daemon that left the process group", function()
-      local m = procs.marker()
-      local r = assert(sb:exec("sh", { "-c", "setsid sleep " .. m .. " >/dev/null 2>&1 < /dev/null & sleep " .. m },
-        { timeout = 0.3 }))
-      assert.is_true(r.timed_out)
-      assert_gone(m)
-    end)
-
-    it("kills a double-forked daemon after a normal exit", function()
-      local m = procs.marker()
-      local r = assert(sb:exec("sh", { "-c", "(setsid sleep " .. m .. " >/dev/null 2>&1 &) ; echo started" }))
-      assert.same({ 0, "started\n", false }, { r.exit_code, r.stdout, r.timed_out })
-      assert_gone(m)
-    end)
-
-    it("escalates to SIGKILL for a process that ignores SIGTERM", function()
-      local m = procs.marker()
-      local r = assert(sb:exec("sh", { "-c", "trap '' TERM; sleep " .. m .. "; echo survived" }, { timeout = 0.2 }))
-      assert.is_true(r.timed_out)
-      assert.equal("SIGKILL", r.signal)
-      assert.equal(137, r.exit_code)
-      assert.is_true(r.duration >= 0.5 - 0.05, r.duration) -- timeout + kill_grace
-      assert_gone(m)
-    end)
+    require("support.tree_kill")(it, function() return sb end, assert_gone)
 
     it("does not hang when a grandchild keeps the output pipe open", function()
       local m = procs.marker()

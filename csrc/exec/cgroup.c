@@ -201,18 +201,20 @@ bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c) {
   return true;
 }
 
-void sb_cgroup_signal(sb_cgroup *c, int sig) {
-  if (c->dirfd < 0) return;
-  if (sig == SIGKILL && c->events_fd >= 0 && sb_write_small(c->dirfd, "cgroup.kill", "1") == 0) return;
+bool sb_cgroup_signal(sb_cgroup *c, int sig) {
+  if (c->dirfd < 0) return false;
+  if (sig == SIGKILL && c->events_fd >= 0 && sb_write_small(c->dirfd, "cgroup.kill", "1") == 0) return true;
   /* other signals, v1, or no cgroup.kill (Linux < 5.14): every listed pid */
   char buf[8192];
-  if (sb_read_small(c->dirfd, "cgroup.procs", buf, sizeof buf) <= 0) return;
+  ssize_t n = sb_read_small(c->dirfd, "cgroup.procs", buf, sizeof buf);
+  if (n <= 0) return n == 0;
   for (char *p = buf, *end; *p; p = end) {
     long pid = strtol(p, &end, 10);
     if (end == p) break;
     if (pid > 0) kill((pid_t)pid, sig);
     while (*end == '\n') end++;
   }
+  return (size_t)n < sizeof buf - 1; /* a full buffer may have cut the list */
 }
 
 bool sb_cgroup_empty(sb_cgroup *c) {

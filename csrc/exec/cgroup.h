@@ -53,8 +53,9 @@ void sb_cgroup_base_close(sb_cgroup_base *b);
 
 /* A leaf for one command: an idle one from the pool, or a new one. */
 bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c);
-/* Signal every process in the leaf (SIGKILL through cgroup.kill in v2). */
-void sb_cgroup_signal(sb_cgroup *c, int sig);
+/* Signal every process in the leaf (SIGKILL through cgroup.kill in v2);
+ * false when some may have been missed (no leaf, a list cut short). */
+bool sb_cgroup_signal(sb_cgroup *c, int sig);
 bool sb_cgroup_empty(sb_cgroup *c);
 /* The number after `key` in a leaf file ("oom_kill" in memory.events). */
 uint64_t sb_cgroup_counter(sb_cgroup *c, const char *file, const char *key);

@@ -73,13 +73,18 @@ bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], sb_err *e) 
 }
 
 void sb_cmdtree_signal(sb_cmdtree *t, pid_t leader, int pidfd, bool leader_exited, int sig) {
+  /* A signal that can be caught reaches each process once: to many
+   * programs a second SIGTERM means "stop now, skip the clean shutdown".
+   * SIGKILL takes every way there is. */
   sb_cgroup *cg = tree_cg(t);
-  if (cg) sb_cgroup_signal(cg, sig);
-  if (!leader_exited) {
+  if (cg && sb_cgroup_signal(cg, sig) && sig != SIGKILL) return; /* the leaf holds all of it */
+  /* the process group (the leader started a session) holds the leader
+   * too, unless it moved to a group of its own */
+  if (!leader_exited && (sig == SIGKILL || getpgid(leader) != leader)) {
     if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
     else kill(leader, sig);
   }
-  kill(-leader, sig); /* the process group: the leader started a session */
+  kill(-leader, sig);
 }
 
 bool sb_cmdtree_alive(sb_cmdtree *t, pid_t leader) {
