@@ -8,12 +8,25 @@
 local sandbox = require "sandbox"
 local json = require "sandbox.json"
 local sh = require "support.sh"
+local procs = require "support.procs"
 local peer_lib = require "support.e2b_peer"
 
 local KEY = "remote-spec-key-0123456789"
 local clock = require("sandbox.core").clock
 
 local function code_of(...) return select(3, ...) end
+
+-- The peer runs a sandbox's commands on this host: what is left of a
+-- command's tree is visible here, by its marker (a unique sleep duration).
+local function assert_gone(marker)
+  local deadline = clock() + 2 -- a SIGKILLed process is gone within moments
+  local live = procs.find(marker)
+  while #live > 0 and clock() < deadline do
+    sh.run("sleep 0.05")
+    live = procs.find(marker)
+  end
+  assert.same({}, live, "processes of the tree survived: " .. marker)
+end
 
 describe("RemoteSandbox", function()
   local peer
@@ -189,6 +202,13 @@ describe("RemoteSandbox", function()
       assert.is_nil(v)
       assert.equal("ENOENT", code)
       assert.equal("ENOENT: command not found: no-such-command-xyz", msg)
+      assert(sb:write_file("script.sh", "#!/bin/sh\necho hi\n")) -- not executable
+      assert.same({ "EACCES", "ENOENT", "EACCES" },
+        { code_of(sb:exec("./script.sh")), code_of(sb:exec("./missing.sh")), code_of(sb:exec(".")) })
+      assert.equal("ENOENT", code_of(sb:exec("no-such-command-xyz", {}, { background = true })))
+      assert.same({}, sb:processes())
+      -- a program found on PATH runs as exec runs it: never a shell's builtin
+      assert.equal("a\\nb\n", assert(sb:exec("echo", { "a\\nb" })).stdout)
     end)
 
     it("passes the environment: the sandbox's base, the call's, HOME at the root", function()
@@ -203,6 +223,60 @@ describe("RemoteSandbox", function()
       r = assert(sb:exec_shell("trap '' TERM; sleep 30", { timeout = 0.3 }))
       assert.same({ true, 137, "SIGKILL" }, { r.timed_out, r.exit_code, r.signal })
       assert.is_true(clock() - t < 5, "took " .. (clock() - t) .. " s")
+    end)
+
+    describe("kill the whole tree, as the local runner does", function()
+      require("support.tree_kill")(it, function() return sb end, assert_gone, 0.5)
+
+      it("h:kill() and dispose take a background command's descendants too", function()
+        local m1, m2 = procs.marker(), procs.marker()
+        local h1 = assert(sb:exec("sh", { "-c", "sleep " .. m1 .. " & echo up; wait" }, { background = true }))
+        local h2 = assert(sb:exec("sh", { "-c", "setsid sleep " .. m2 .. " & echo up; wait" }, { background = true }))
+        assert.equal("up\n", h1:read("stdout", 5))
+        assert.equal("up\n", h2:read("stdout", 5))
+        assert(h1:kill())
+        assert.equal("SIGTERM", h1:wait().signal)
+        assert_gone(m1)
+        assert.is_true(#procs.find(m2) > 0, "the other command's tree runs on")
+        sb:dispose()
+        sb = nil
+        assert_gone(m2)
+      end)
+
+      it("fails closed where the template cannot have a tree killed (no grep -z): nothing runs", function()
+        if not sh.run("test $(id -u) = 0") then pending("the peer fakes such a template with a mount: needs root") return end
+        local s = assert(new { template = "no-grep-z", allow_shell = true })
+        for _ = 1, 2 do -- asked again for every command until one passes
+          local v, msg, code = s:exec_shell("touch ran")
+          assert.same({ "ENOTSUP" }, { code }, msg)
+          assert.is_nil(v)
+          assert.matches("grep that takes %-z", msg)
+        end
+        assert.is_false(s:exists("ran"))
+        assert.equal("ENOTSUP", code_of(s:exec("sleep", { "1" }, { background = true })))
+        assert.same({}, s:processes())
+        s:dispose()
+      end)
+
+      it("a host that dies mid-command: the engine-side deadline still ends the whole tree", function()
+        local m = procs.marker()
+        local script = ([[%s -e '
+          package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+          package.cpath = "%s/?.so;" .. package.cpath
+          local sb = assert(require("sandbox").remote { api_url = "%s", envd_url = "%s", api_key = "%s",
+            keep = true, kill_grace = 0.2 })
+          print(sb.sandbox_id); io.stdout:flush()
+          sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 1 })' & pid=$!
+          sleep 0.7; kill -9 $pid; wait $pid]]):format(sh.lua(), sh.build, peer.api, peer.envd, KEY, m, m)
+        local _, out = sh.run(script)
+        local id = out:match("sbx%w+")
+        assert.is_truthy(id, out)
+        assert.is_true(#procs.find(m) > 0, "running after its host is gone")
+        sh.run("sleep " .. 1 + 0.2 + 2 + 0.2 + 1) -- the watchdog's time (timeout, grace, margin), its grace, slack
+        assert_gone(m)
+        assert.equal("running", listed()[id]) -- the sandbox itself was kept
+        peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
+      end)
     end)
 
     it("keeps head and tail of output over max_output_bytes, counting what it dropped", function()

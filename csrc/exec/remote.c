@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "exec/rtree.h"
 #include "remote/process.h"
 
 /* A dropped stream is reattached this many times, waiting RESUME_WAIT
  * seconds more before each try. */
 #define RESUME_TRIES 5
 #define RESUME_WAIT 0.2
+#define SWEEP_LIMIT 10 /* seconds a tree signal (exec/rtree.h) may take on the engine */
 #define EV_DONE 100    /* the thread is done with the stream: the last event */
 #define EV_RESUMED 101 /* the stream was followed again after a drop */
 
@@ -44,6 +46,7 @@ typedef struct rrunner {
   pthread_cond_t started; /* a thread's stream has started, or failed to */
   int efd;
   rev *head, **tail; /* events not yet dispatched */
+  bool tree_ok;      /* a command passed the wrapper's check (exec/rtree.h) */
 } rrunner;
 
 typedef struct rproc {
@@ -54,11 +57,14 @@ typedef struct rproc {
   bool thread_live;  /* started, not joined */
   atomic_bool stop;  /* the loop lets go of the stream */
   sb_rproc_spec spec;
+  sb_rtree tree;     /* the mark of everything the command starts */
+  sb_rtree_nums nums;
   char *specmem;     /* the spec's strings, for the thread (malloc) */
   rev *done_ev;      /* the thread's last event, allocated up front */
   size_t specsize;
-  /* the thread's own view */
-  bool t_started, t_ended;
+  /* the thread's own view: started (envd named it), go (the wrapper runs
+   * the command), failed (nothing ran), out (stdout's first byte seen) */
+  bool t_started, t_go, t_failed, t_out, t_ended;
   uint32_t t_pid;
   /* the start's outcome, under rr->mu: the loop waits for it in start */
   bool t_ready;
@@ -67,7 +73,6 @@ typedef struct rproc {
   /* the loop's view */
   bool started, ended, done, in_open;
   uint32_t rpid;
-  int pending_sig;
   char *stdin_data;
   size_t stdin_len;
   bool close_after_input;
@@ -101,24 +106,66 @@ static rev *new_ev(rproc *p, int kind, size_t len) {
   return v;
 }
 
+/* Tell start() how the start went (once). */
+static void tell_start(rproc *p, sb_code code, const char *msg) {
+  pthread_mutex_lock(&p->rr->mu);
+  if (!p->t_ready) {
+    p->t_ready = true;
+    p->t_code = code;
+    snprintf(p->t_msg, sizeof p->t_msg, "%s", msg ? msg : "");
+  }
+  pthread_cond_broadcast(&p->rr->started);
+  pthread_mutex_unlock(&p->rr->mu);
+}
+
+/* The command runs: the loop hears its start before anything else of it. */
+static bool command_runs(rproc *p) {
+  rev *v = new_ev(p, SB_REV_START, 0);
+  if (!v) return false;
+  v->pid = p->t_pid;
+  p->t_go = true;
+  push(p->rr, v);
+  tell_start(p, SB_OK, NULL);
+  return true;
+}
+
 static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
   rproc *p = ud;
   if (atomic_load(&p->stop)) return sb_fail(e, SB_EAGAIN, "the sandbox let go of the stream");
-  if (ev->kind == SB_REV_KEEPALIVE) return SB_OK;
+  if (ev->kind == SB_REV_KEEPALIVE || p->t_failed) return SB_OK; /* failed: the wrapper's end is no result */
   if (ev->kind == SB_REV_START) {
-    if (p->t_started) return SB_OK; /* a reattached stream starts with it again */
+    if (!p->t_started) p->t_pid = ev->pid; /* a reattached stream starts with it again */
     p->t_started = true;
-    p->t_pid = ev->pid;
-    pthread_mutex_lock(&p->rr->mu);
-    p->t_ready = true;
-    pthread_cond_broadcast(&p->rr->started);
-    pthread_mutex_unlock(&p->rr->mu);
+    return SB_OK;
   }
+  const char *data = ev->data;
   size_t len = ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR ? ev->len : 0;
+  if (ev->kind == SB_REV_STDOUT && len && !p->t_out) { /* the wrapper's first byte (exec/rtree.h) */
+    p->t_out = true;
+    if (!p->t_go && (data[0] == SB_RTREE_ENOENT || data[0] == SB_RTREE_EACCES || data[0] == SB_RTREE_NOTREE)) {
+      p->t_failed = true;
+      tell_start(p, data[0] == SB_RTREE_ENOENT ? SB_ENOENT : data[0] == SB_RTREE_EACCES ? SB_EACCES : SB_ENOTSUP,
+                 NULL);
+      return SB_OK;
+    }
+    if (data[0] == SB_RTREE_GO) data++, len--;
+  }
+  if (!p->t_go) {
+    if (ev->kind == SB_REV_END) { /* the wrapper did not get as far as the command */
+      p->t_failed = true;
+      char msg[sizeof p->t_msg];
+      snprintf(msg, sizeof msg, "remote: the command did not start (%.100s)",
+               ev->error ? ev->error : ev->status ? ev->status : "no status");
+      tell_start(p, SB_EIO, msg);
+      return SB_OK;
+    }
+    if (!command_runs(p)) return sb_fail(e, SB_ENOSPC, "out of memory");
+  }
+  if ((ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR) && !len) return SB_OK;
   rev *v = new_ev(p, ev->kind, len);
   if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
-  if (len) memcpy(v->data, ev->data, len);
-  v->pid = ev->pid;
+  if (len) memcpy(v->data, data, len);
+  v->pid = p->t_pid;
   if (ev->kind == SB_REV_END) {
     p->t_ended = true;
     v->exit_code = ev->exit_code;
@@ -144,19 +191,22 @@ static void *stream_main(void *arg) {
   sb_err e = {.code = SB_OK};
   sb_code c = sb_envd_start(&plain, rr->cfg.envd, &p->spec, on_event, p, &e);
   /* a dropped link while the process runs: follow it again (E2B #1128) */
-  for (int i = 1; c == SB_EIO && p->t_started && !p->t_ended && !atomic_load(&p->stop) && i <= RESUME_TRIES; i++) {
+  for (int i = 1; c == SB_EIO && p->t_started && !p->t_ended && !p->t_failed && !atomic_load(&p->stop) &&
+                  i <= RESUME_TRIES; i++) {
+    /* dropped before the wrapper's first byte: it may have been printed
+     * meanwhile; the command is taken as started (output_incomplete says
+     * what may be missing) */
+    if (!p->t_go && !command_runs(p)) break;
     sleep_s(RESUME_WAIT * i);
     rev *r = new_ev(p, EV_RESUMED, 0); /* before any event of the new stream */
     if (r) push(rr, r);
     c = sb_envd_attach(&plain, rr->cfg.envd, p->t_pid, p->spec.keepalive, on_event, p, &e);
   }
-  if (!p->t_started) { /* the start itself failed: start() says so, no event */
-    pthread_mutex_lock(&rr->mu);
-    p->t_ready = true;
-    p->t_code = c == SB_OK ? SB_EIO : c;
-    snprintf(p->t_msg, sizeof p->t_msg, "%s", c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
-    pthread_cond_broadcast(&rr->started);
-    pthread_mutex_unlock(&rr->mu);
+  if (!p->t_go) { /* nothing ran (t_failed said why), or the start failed: start() says so, no event */
+    if (p->t_started && !p->t_failed) /* started, then lost before it could be followed */
+      sb_rtree_signal(&plain, rr->cfg.envd, &p->tree, SIGKILL, SWEEP_LIMIT, &(sb_err){.code = SB_OK});
+    tell_start(p, c == SB_OK ? SB_EIO : c,
+            c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
     return NULL;
   }
   rev *v = p->done_ev; /* made with the process: the loop always hears the end */
@@ -199,12 +249,14 @@ static void maybe_free(rproc *p) {
   proc_free(p);
 }
 
-static int envd_sig(int sig) { return sig == SIGKILL ? 9 : 15; } /* the two envd knows */
-
+/* To the whole tree (exec/rtree.h): envd's SendSignal would reach the
+ * wrapper alone, and would stop the output a SIGTERM leaves to come. A
+ * SIGKILL whose sweep could not run still reaches the wrapper through envd. */
 static void send_signal(rproc *p, int sig) {
-  sb_err ignore;
-  if (p->started) sb_envd_signal(&p->rr->mem, p->rr->cfg.envd, p->rpid, envd_sig(sig), &ignore);
-  else if (sig == SIGKILL || !p->pending_sig) p->pending_sig = sig;
+  rrunner *rr = p->rr;
+  sb_err e = {.code = SB_OK};
+  if (sb_rtree_signal(&rr->mem, rr->cfg.envd, &p->tree, sig, SWEEP_LIMIT, &e) != SB_OK && sig == SIGKILL)
+    sb_envd_signal(&rr->mem, rr->cfg.envd, (uint32_t)p->base.pid, 9, &e);
 }
 
 static void rp_kill(sb_proc *b, int sig) {
@@ -275,7 +327,6 @@ static void dispatch(rrunner *rr, rev *v) {
     p->rpid = v->pid;
     b->pid = (pid_t)v->pid;
     if (p->stdin_data || p->close_after_input) give_input(p);
-    if (p->pending_sig) send_signal(p, p->pending_sig);
     break;
   case SB_REV_STDOUT:
   case SB_REV_STDERR: {
@@ -387,24 +438,29 @@ static int rr_backend_timeout(sb_runner *r) {
   return next < 0 ? -1 : (int)(next * 1000) + 1;
 }
 
-/* The strings of the spec in one block the thread can read: argv, the
- * environment as name/value pairs, the working directory. */
-static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd) {
+/* The strings of the spec in one block the thread can read: the wrapper
+ * and argv (exec/rtree.h), the environment as name/value pairs with the
+ * tree's mark last (a mark of the caller's is not kept), the working
+ * directory. deadline: the watchdog's, 0 for none. */
+static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check) {
   size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1;
   for (char *const *a = cmd->argv; *a; a++) nargs++, bytes += strlen(*a) + 1;
   for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += strlen(*v) + 1;
-  size_t ptrs = (nargs + 1 + 2 * nenv + 1) * sizeof(char *);
+  size_t nall = 1 + SB_RTREE_PREFIX + nargs;
+  size_t ptrs = (nall + 1 + 2 * (nenv + 1) + 1) * sizeof(char *);
   p->specsize = ptrs + bytes;
   char *m = p->specmem = malloc(p->specsize);
   if (!m) return false;
-  const char **args = (const char **)m, **env = args + nargs + 1;
+  const char **args = (const char **)m, **env = args + nall + 1;
   char *s = m + ptrs;
+  args[0] = SB_RTREE_SHELL;
+  sb_rtree_prefix(args + 1, &p->nums, deadline, grace, check);
   for (size_t i = 0; i < nargs; i++) {
     size_t n = strlen(cmd->argv[i]) + 1;
-    args[i] = memcpy(s, cmd->argv[i], n);
+    args[1 + SB_RTREE_PREFIX + i] = memcpy(s, cmd->argv[i], n);
     s += n;
   }
-  args[nargs] = NULL;
+  args[nall] = NULL;
   size_t j = 0;
   for (size_t i = 0; i < nenv; i++) {
     size_t n = strlen(cmd->envp[i]) + 1;
@@ -412,9 +468,12 @@ static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd) {
     s += n;
     if (!eq) continue;
     *eq = '\0';
+    if (strcmp(kv, SB_RTREE_VAR) == 0) continue;
     env[j++] = kv;
     env[j++] = eq + 1;
   }
+  env[j++] = SB_RTREE_VAR;
+  env[j++] = p->tree.mark;
   env[j] = NULL;
   size_t n = strlen(cwd) + 1;
   p->spec.cwd = memcpy(s, cwd, n);
@@ -471,7 +530,17 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
   for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], rr->cfg.max_output);
   bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
-  if (!build_spec(p, cmd, cwd) || !(p->done_ev = new_ev(p, EV_DONE, 0)) ||
+  if (!sb_rtree_init(&p->tree)) {
+    proc_free(p);
+    sb_fail(e, SB_EIO, "no random bytes from the kernel for the command's mark");
+    return NULL;
+  }
+  /* a foreground command's deadline on the engine too, past our own
+   * timeout and grace: if this host goes, the tree's watchdog still ends
+   * all of it, and envd's deadline the wrapper after that. A background
+   * one gets none (E2B #1074). */
+  double watchdog = cmd->timeout > 0 && !cmd->background ? cmd->timeout + rr->cfg.grace + 2 : 0;
+  if (!build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) || !(p->done_ev = new_ev(p, EV_DONE, 0)) ||
       (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
     proc_free(p);
     sb_fail(e, SB_ENOSPC, "out of memory");
@@ -481,10 +550,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   p->close_after_input = want_in && !cmd->keep_stdin;
   p->in_open = want_in;
   p->spec.stdin_open = want_in;
-  /* a foreground command's deadline on the engine too, past our own
-   * timeout and grace: if this host goes, the engine still ends it. A
-   * background one gets none (E2B #1074). */
-  if (cmd->timeout > 0 && !cmd->background) p->spec.deadline = cmd->timeout + rr->cfg.grace + 5;
+  if (watchdog > 0) p->spec.deadline = watchdog + rr->cfg.grace + 5;
   p->spec.keepalive = 1;
   b->t0 = sb_now();
   if (cmd->timeout > 0) p->deadline = b->t0 + cmd->timeout;
@@ -496,25 +562,28 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   }
   p->thread_live = true;
   /* as the local runner: a started command has its pid, a failed start is
-   * the call's error (envd refusing the command, an unreachable engine) */
+   * the call's error (not found, not executable, an unreachable engine) */
   pthread_mutex_lock(&rr->mu);
   while (!p->t_ready) pthread_cond_wait(&rr->started, &rr->mu);
-  bool ok = p->t_started;
+  bool ok = p->t_code == SB_OK;
   b->pid = (pid_t)p->t_pid;
   pthread_mutex_unlock(&rr->mu);
   if (!ok) {
     join(p);
-    /* envd: "error starting process: exec: "x": executable file not found in $PATH" */
-    if (strstr(p->t_msg, "error starting process") &&
-        (strstr(p->t_msg, "not found") || strstr(p->t_msg, "ENOENT") || strstr(p->t_msg, "no such file")))
+    if (p->t_code == SB_ENOENT)
       sb_failf(e, SB_ENOENT, "command not found: %.200s", cmd->argv[0]);
-    else if (strstr(p->t_msg, "error starting process") && strstr(p->t_msg, "ermission denied"))
+    else if (p->t_code == SB_EACCES)
       sb_failf(e, SB_EACCES, "permission denied (not executable): %.200s", cmd->argv[0]);
+    else if (p->t_code == SB_ENOTSUP) /* fail closed: never a command whose tree could not be killed */
+      sb_failf(e, SB_ENOTSUP, "remote: this sandbox's template cannot have a command's whole tree killed "
+                              "(it needs /proc and a grep that takes -z, as GNU grep does): no command is run; "
+                              "use a template with GNU grep");
     else
       sb_failf(e, p->t_code, "%s", p->t_msg);
     proc_free(p);
     return NULL;
   }
+  rr->tree_ok = true;
   b->id = ++r->next_id;
   b->next = r->procs;
   r->procs = b;

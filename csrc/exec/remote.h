@@ -10,9 +10,11 @@
  * reattached (envd's Connect by pid) and resumes; a process lost for good
  * ends with status_lost and the reason in `error`.
  *
- * Where it differs from the local runner (README, RemoteSandbox): a signal
- * reaches what envd signals (the command's process group on the peer; the
- * process on a real envd), and h:read's queue drops what exceeds
+ * The whole tree is killed as locally — at a timeout, by kill, at dispose,
+ * and whatever is left when the command ends — through the wrapper every
+ * command runs under (exec/rtree.h), which also answers "not found" and
+ * "not executable" before anything runs. Where it differs from the local
+ * runner (README, RemoteSandbox): h:read's queue drops what exceeds
  * max_output_bytes instead of pausing the command (a paused stream would
  * starve its keepalives). */
 #ifndef SB_EXEC_REMOTE_H

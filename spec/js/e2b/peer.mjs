@@ -78,9 +78,19 @@ let nextPid = 1000;
 function startProcess(sb, req, deadlineMs) {
   const cfg = req.process ?? {};
   const cwd = hostPath(sb, cfg.cwd ?? HOME).host;
-  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...sb.envs, ...(cfg.envs ?? {}) };
-  const child = spawn(cfg.cmd, cfg.args ?? [], { cwd, env, stdio: [req.stdin === false ? "ignore" : "pipe", "pipe", "pipe"],
-                                                  detached: true });
+  // E2B_PEER_SANDBOX marks what runs in the sandbox, so that killing the
+  // sandbox takes all of it, as a microVM's end does
+  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...sb.envs, ...(cfg.envs ?? {}),
+                E2B_PEER_SANDBOX: sb.id };
+  // the template "no-grep-z" stands for one whose grep has no -z (the
+  // sandbox's processes see such a grep over /usr/bin/grep; needs root)
+  let [cmd, cmdArgs] = [cfg.cmd, cfg.args ?? []];
+  if (sb.template === "no-grep-z") {
+    [cmd, cmdArgs] = ["unshare", ["-m", "--propagation", "private", "sh", "-c",
+                                  'mount --bind "$0" /usr/bin/grep && exec "$@"', noGrepZ(), cmd, ...cmdArgs]];
+  }
+  // as envd: no process group of its own (envd sets none)
+  const child = spawn(cmd, cmdArgs, { cwd, env, stdio: [req.stdin === false ? "ignore" : "pipe", "pipe", "pipe"] });
   const p = { pid: nextPid++, tag: req.tag, config: cfg, child, events: [], waiters: new Set(), end: null };
   sb.procs.set(p.pid, p);
   const push = (ev) => {
@@ -98,8 +108,10 @@ function startProcess(sb, req, deadlineMs) {
       reject(new ConnectError(`error starting process: ${err.message}`, Code.Internal));
     });
   });
-  child.stdout.on("data", (b) => push({ case: "data", value: { output: { case: "stdout", value: new Uint8Array(b) } } }));
-  child.stderr.on("data", (b) => push({ case: "data", value: { output: { case: "stderr", value: new Uint8Array(b) } } }));
+  // as envd: after a SIGTERM or SIGKILL through SendSignal, output is no longer forwarded
+  const out = (k) => (b) => p.outCancelled || push({ case: "data", value: { output: { case: k, value: new Uint8Array(b) } } });
+  child.stdout.on("data", out("stdout"));
+  child.stderr.on("data", out("stderr"));
   let timer = null;
   if (deadlineMs > 0) timer = setTimeout(() => kill(p, "SIGKILL"), deadlineMs); // the deadline is the process's lifetime
   const finish = (code, signal, error) => {
@@ -115,8 +127,35 @@ function startProcess(sb, req, deadlineMs) {
   return p;
 }
 
+let fakeGrep = null;
+function noGrepZ() {
+  if (!fakeGrep) {
+    fakeGrep = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-grep-")), "grep");
+    fs.writeFileSync(fakeGrep, "#!/bin/sh\necho 'grep: invalid option -- z' >&2\nexit 2\n", { mode: 0o755 });
+  }
+  return fakeGrep;
+}
+
+// as envd's SendSignal and its deadline: the process itself, nothing it started
 function kill(p, sig) {
-  try { process.kill(-p.child.pid, sig); } catch { try { p.child.kill(sig); } catch { /* gone */ } }
+  try { p.child.kill(sig); } catch { /* gone */ }
+}
+
+// Everything that runs in the sandbox (by its mark), until nothing is left.
+function killAll(sb) {
+  const mark = Buffer.from(`E2B_PEER_SANDBOX=${sb.id}\0`);
+  for (let pass = 0; pass < 20; pass++) {
+    let found = false;
+    for (const d of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+      let env;
+      try { env = fs.readFileSync(`/proc/${d}/environ`); } catch { continue; }
+      const at = env.indexOf(mark);
+      if (at < 0 || (at > 0 && env[at - 1] !== 0)) continue;
+      try { process.kill(Number(d), "SIGKILL"); found = true; } catch { /* gone */ }
+    }
+    if (!found) return;
+  }
 }
 
 function findProcess(sb, sel) {
@@ -183,6 +222,7 @@ const processService = {
   },
   sendSignal(req, ctx) {
     const p = findProcess(sandboxOf(ctx.requestHeader), req.process);
+    p.outCancelled = true;
     kill(p, req.signal === 9 ? "SIGKILL" : "SIGTERM");
     return {};
   },
@@ -330,7 +370,7 @@ function newSandbox(body) {
 }
 
 function destroy(sb) {
-  for (const p of sb.procs.values()) if (!p.end) kill(p, "SIGKILL");
+  killAll(sb);
   sandboxes.delete(sb.id);
   fs.rmSync(sb.root, { recursive: true, force: true });
 }
@@ -371,7 +411,11 @@ const api = http.createServer(async (req, res) => {
 const listen = (srv) => new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
 const [apiPort, envdPort] = await Promise.all([listen(api), listen(envd)]);
 process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `http://${HOST}:${envdPort}` }) + "\n");
-const bye = () => { for (const sb of [...sandboxes.values()]) destroy(sb); process.exit(0); };
+const bye = () => {
+  for (const sb of [...sandboxes.values()]) destroy(sb);
+  if (fakeGrep) fs.rmSync(path.dirname(fakeGrep), { recursive: true, force: true });
+  process.exit(0);
+};
 process.on("SIGTERM", bye);
 process.on("SIGINT", bye);
 const parent = Number(opt("--parent", 0));

@@ -1,0 +1,110 @@
+#include "exec/rtree.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/random.h>
+
+/* The wrapper (exec/rtree.h), POSIX sh as dash, bash and busybox run it.
+ * sweep SIG MARK SPARE: signal every process whose environment has the mark
+ * but SPARE; grep runs with the mark emptied, so the only listed process
+ * that is gone by the kill is a subshell of this shell's. The tools come
+ * from the default PATH (command -p), whatever PATH the command has. */
+#define NL "\n"
+static const char script[] =
+    "sweep() {" NL
+    "  i=0" NL
+    "  while [ $i -lt 50 ]; do" NL
+    "    i=$((i + 1)) n=0" NL
+    "    for f in $(" SB_RTREE_VAR "= command -p grep -lsxzF \"" SB_RTREE_VAR "=$2\" /proc/[0-9]*/environ); do" NL
+    "      p=${f#/proc/} p=${p%/environ}" NL
+    "      [ \"$p\" = \"$3\" ] || ! kill -s \"$1\" \"$p\" 2>/dev/null || n=1" NL
+    "    done" NL
+    "    [ \"$1\" = KILL ] && [ $n = 1 ] || return 0" NL
+    "  done" NL
+    "}" NL
+    "case $1 in" NL
+    "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL
+    "run) ;;" NL
+    /* check: can the sweep work here at all? (the first command of a runner) */
+    "check) [ -r /proc/self/environ ] && printf 'a\\000' | command -p grep -qzx a 2>/dev/null ||"
+    " { printf '\\004'; exit 127; } ;;" NL
+    "*) exit 2 ;;" NL
+    "esac" NL
+    "d=$2 g=$3 m=$" SB_RTREE_VAR NL
+    "shift 3" NL
+    /* execvp's look-up: EACCES when only something not executable is found */
+    "e=" NL
+    "case $1 in" NL
+    "*/*) [ -f \"$1\" ] && [ -x \"$1\" ] || { [ -e \"$1\" ] && e=EACCES || e=ENOENT; } ;;" NL
+    "*) e=ENOENT; set -f; IFS=:" NL
+    "  for x in $PATH; do" NL
+    "    [ -f \"${x:-.}/$1\" ] && [ -x \"${x:-.}/$1\" ] && { e=; break; }" NL
+    "    [ -e \"${x:-.}/$1\" ] && e=EACCES" NL
+    "  done" NL
+    "  unset IFS; set +f ;;" NL
+    "esac" NL
+    "if [ -n \"$e\" ]; then" NL
+    "  [ $e = ENOENT ] && printf '\\002' || printf '\\003'" NL
+    "  exit 127" NL
+    "fi" NL
+    /* the watchdog: in the tree, spared by its own sweeps, deaf to SIGTERM;
+     * its sleeps carry no mark (a sweep of ours must not end them early),
+     * and SIGUSR1 ends it with its sleep */
+    "w=" NL
+    "if [ \"$d\" != 0 ]; then" NL
+    "  (trap : TERM; trap 'kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL
+    "   nap() { " SB_RTREE_VAR "= command -p sleep \"$1\" & z=$!;"
+    " while kill -0 $z 2>/dev/null; do wait $z; done; }" NL
+    "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
+    " </dev/null >/dev/null 2>&1 &" NL
+    "  w=$!" NL
+    "fi" NL
+    /* a SIGTERM to the tree must not end the wrapper before the command */
+    "trap : TERM" NL
+    "printf '\\001'" NL
+    "(exec \"$@\")" NL
+    "s=$?" NL
+    "[ -z \"$w\" ] || { kill -USR1 $w 2>/dev/null; while kill -0 $w 2>/dev/null; do wait $w; done; }" NL
+    "sweep KILL \"$m\" $$" NL
+    /* ended by a signal that ends a process: end the same way */
+    "if [ $s -gt 128 ]; then" NL
+    "  case $((s - 128)) in" NL
+    "  1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|24|25|26|27|29|30|31)"
+    " ulimit -c 0 2>/dev/null; trap - TERM; kill -$((s - 128)) $$ ;;" NL
+    "  esac" NL
+    "fi" NL
+    "exit $s" NL;
+#undef NL
+
+bool sb_rtree_init(sb_rtree *t) {
+  unsigned char raw[16];
+  if (getrandom(raw, sizeof raw, GRND_NONBLOCK) != (ssize_t)sizeof raw) return false;
+  for (size_t i = 0; i < sizeof raw; i++) snprintf(t->mark + 2 * i, 3, "%02x", raw[i]);
+  return true;
+}
+
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
+                     bool check) {
+  snprintf(nums->deadline, sizeof nums->deadline, "%.3f", deadline > 0 ? deadline : 0);
+  snprintf(nums->grace, sizeof nums->grace, "%.3f", grace > 0 ? grace : 0);
+  if (deadline <= 0) snprintf(nums->deadline, sizeof nums->deadline, "0");
+  out[0] = "-c";
+  out[1] = script;
+  out[2] = "agent-sandbox";
+  out[3] = check ? "check" : "run";
+  out[4] = nums->deadline;
+  out[5] = nums->grace;
+}
+
+static sb_code ignore(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  (void)ud;
+  (void)ev;
+  (void)e;
+  return SB_OK;
+}
+
+sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e) {
+  const char *args[] = {"-c", script, "agent-sandbox", "kill", sig == SIGKILL ? "KILL" : "TERM", t->mark, NULL};
+  sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .deadline = limit, .keepalive = 1};
+  return sb_envd_start(m, d, &s, ignore, NULL, e);
+}

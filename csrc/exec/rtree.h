@@ -1,0 +1,61 @@
+/* A remote command's whole tree (SPEC §5 and §15): what exec/cmdtree.h is
+ * for the local runner, over envd.
+ *
+ * envd signals only the process it started (no process group, no cgroup of
+ * its own per command), and stops forwarding output once it has sent a
+ * SIGTERM. So every remote command runs under a small POSIX sh wrapper
+ * that marks its environment with AGENT_SANDBOX_TREE=<random mark>, which
+ * everything it starts inherits (daemons that left its session included):
+ * - run: the look-up execvp would make, answered by the first byte of
+ *   stdout (SB_RTREE_GO, or SB_RTREE_ENOENT / SB_RTREE_EACCES and nothing
+ *   run); then the command (as exec runs it: argv as given, never a shell
+ *   builtin); then every process left with the mark is killed, so nothing
+ *   outlives the command; a command a signal ended ends the wrapper by the
+ *   same signal. A foreground command's deadline is kept by a watchdog in
+ *   the tree (SIGTERM, grace, SIGKILL to all of it) for when this host goes
+ *   away mid-command; envd's own deadline would kill the wrapper alone.
+ * - kill: a second process that sends a signal to every process with the
+ *   mark (SIGKILL until none is left): the tree kill of timeouts, kill and
+ *   dispose.
+ * The mark is found in /proc/PID/environ (one grep over /proc): a process
+ * that rewrites its environment and execs again leaves the tree; the
+ * microVM is the boundary, and dispose kills the whole sandbox. */
+#ifndef SB_EXEC_RTREE_H
+#define SB_EXEC_RTREE_H
+
+#include "remote/process.h"
+
+#define SB_RTREE_VAR "AGENT_SANDBOX_TREE"
+#define SB_RTREE_GO '\001'     /* the command runs */
+#define SB_RTREE_ENOENT '\002' /* not found: nothing ran */
+#define SB_RTREE_EACCES '\003' /* found, not executable: nothing ran */
+#define SB_RTREE_NOTREE '\004' /* check: no /proc or no grep -z here, so no tree kill: nothing ran */
+
+typedef struct sb_rtree {
+  char mark[33]; /* 32 hex digits from the kernel's generator */
+} sb_rtree;
+
+/* A new mark; false when the kernel gives no random bytes. */
+bool sb_rtree_init(sb_rtree *t);
+
+/* What envd starts for a command: SB_RTREE_SHELL with these arguments
+ * before the command's own argv ("-c", the wrapper, its name, "run", the
+ * deadline and the grace in seconds; a deadline of 0 is none). With check,
+ * the wrapper first makes sure the sweep can work in this sandbox (/proc, a
+ * grep that takes -z), and answers SB_RTREE_NOTREE if not: a runner asks
+ * until one command has passed. The numbers are written into nums, which
+ * must live as long as out is used. */
+#define SB_RTREE_SHELL "/bin/sh"
+#define SB_RTREE_PREFIX 6
+typedef struct sb_rtree_nums {
+  char deadline[32], grace[32];
+} sb_rtree_nums;
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
+                     bool check);
+
+/* Send sig (SIGTERM or SIGKILL) to every process of the tree; SIGKILL is
+ * repeated until none is left. One envd Start, followed to its end (at
+ * most limit seconds). */
+sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e);
+
+#endif
