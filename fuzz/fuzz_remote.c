@@ -7,13 +7,16 @@
  * - base64 of any bytes decodes back to them, and any text that decodes
  *   re-encodes to text that decodes to the same bytes;
  * - a Connect stream split at any points yields the messages (or the
- *   failure) that the whole stream fed at once yields. */
+ *   failure) that the whole stream fed at once yields;
+ * - so does a tar stream (csrc/remote/tar.c), and every file it reports
+ *   whole carries exactly the bytes its header declared. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/json.h"
 #include "remote/connect.h"
+#include "remote/tar.h"
 
 static void check_json(const sb_mem *m, const char *s, size_t n) {
   sb_json d, d2;
@@ -121,14 +124,67 @@ static void check_stream(const sb_mem *m, const char *s, size_t n) {
   sb_connect_reader_free(&b);
 }
 
+/* The tar reader's events, as bytes: 'B' name size, the data, 'E' size. */
+typedef struct tev {
+  const sb_mem *m;
+  sb_buf all;
+  uint64_t declared, got;
+  bool open;
+} tev;
+
+static sb_code on_tar(void *ud, sb_tar_ev ev, const char *p, size_t n, uint64_t size, sb_err *e) {
+  tev *t = ud;
+  char tag = ev == SB_TAR_BEGIN ? 'B' : ev == SB_TAR_DATA ? 'D' : 'E';
+  if (ev == SB_TAR_BEGIN) {
+    if (t->open || !n || memchr(p, '\0', n) || p[n] != '\0') __builtin_trap(); /* one file at a time, a C string */
+    t->open = true;
+    t->declared = size;
+    t->got = 0;
+  } else if (!t->open) {
+    __builtin_trap(); /* data or an end outside a file */
+  } else if (ev == SB_TAR_DATA) {
+    t->got += n;
+  } else {
+    if (t->got != t->declared) __builtin_trap();
+    t->open = false;
+  }
+  /* data as it is (pieces differ with the feed's; their bytes do not) */
+  bool bad = ev == SB_TAR_DATA ? sb_buf_append(t->m, &t->all, p, n) != 0
+                               : sb_buf_append(t->m, &t->all, &tag, 1) || sb_buf_append(t->m, &t->all, p ? p : "", n) ||
+                                     sb_buf_append(t->m, &t->all, &size, sizeof size);
+  return bad ? sb_fail(e, SB_ENOSPC, "out of memory") : SB_OK;
+}
+
+/* input: a cut byte (the pieces' size), then the stream */
+static void check_tar(const sb_mem *m, const char *s, size_t n) {
+  if (n < 1) return;
+  size_t step = (unsigned char)s[0] % 97 + 1;
+  s++, n--;
+  tev whole = {.m = m}, parts = {.m = m};
+  sb_tar a, b;
+  sb_tar_init(&a, m, on_tar, &whole);
+  sb_tar_init(&b, m, on_tar, &parts);
+  sb_err e1 = {0}, e2 = {0};
+  sb_code c1 = sb_tar_feed(&a, s, n, &e1), c2 = SB_OK;
+  for (size_t i = 0; i < n && c2 == SB_OK; i += step) c2 = sb_tar_feed(&b, s + i, n - i < step ? n - i : step, &e2);
+  if (c1 != c2 || sb_tar_done(&a) != sb_tar_done(&b) || whole.all.len != parts.all.len ||
+      (whole.all.len && memcmp(whole.all.p, parts.all.p, whole.all.len) != 0))
+    __builtin_trap();
+  sb_buf_free(m, &whole.all);
+  sb_buf_free(m, &parts.all);
+  sb_tar_free(&a);
+  sb_tar_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sb_mem m;
   sb_mem_init_plain(&m);
   if (size < 1) return 0;
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
   case 0: check_b64(&m, (const char *)data + 1, size - 1); break;
   case 1: check_json(&m, (const char *)data + 1, size - 1); break;
-  default: check_stream(&m, (const char *)data + 1, size - 1);
+  case 2: check_stream(&m, (const char *)data + 1, size - 1); break;
+  default: check_tar(&m, (const char *)data + 1, size - 1);
   }
   return 0;
 }

@@ -357,6 +357,47 @@ describe("RemoteSandbox", function()
     end)
   end)
 
+  describe("grep fetches the files it searches together", function()
+    -- envd calls the engine served for a sandbox, by path
+    local function calls(sb)
+      local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
+      assert.equal(200, code, body)
+      return json.decode(body)
+    end
+    local function tree(sb)
+      assert(sb:exec_shell("mkdir -p d/e && for i in $(seq 300); do echo \"line $i\" > d/f$i.txt; done && " ..
+        "echo 'line 7 again' > d/e/deep.txt && ln d/f7.txt d/e/hard.txt", { allow_shell = true }))
+      local want = { "d/e/deep.txt", "d/e/hard.txt", "d/f7.txt" }
+      for i = 70, 79 do want[#want + 1] = "d/f" .. i .. ".txt" end
+      table.sort(want)
+      return want
+    end
+
+    it("in one tar in the sandbox, not a read per file, with every name of a hard-linked file", function()
+      local sb = assert(new {})
+      local want = tree(sb)
+      local before = calls(sb)
+      local got = assert(sb:grep("line 7", { mode = "files" }))
+      table.sort(got)
+      assert.same(want, got)
+      local after = calls(sb)
+      assert.equal(before["/files"] or 0, after["/files"] or 0) -- no file read alone
+      assert.equal(1, after["/process.Process/Start"] - before["/process.Process/Start"])
+      sb:dispose()
+    end)
+
+    it("a file at a time where the sandbox has no tar, with the same results", function()
+      if not sh.run("test $(id -u) = 0") then pending("the peer fakes such a template with a mount: needs root") return end
+      local sb = assert(new { template = "no-tar" })
+      local want = tree(sb)
+      local got = assert(sb:grep("line 7", { mode = "files" }))
+      table.sort(got)
+      assert.same(want, got)
+      assert.equal(302, calls(sb)["/files"]) -- every file searched, read alone
+      sb:dispose()
+    end)
+  end)
+
   describe("over a link that is cut", function()
     local ns, far
     setup(function()

@@ -80,6 +80,8 @@ enum { SB_WALK_CONTINUE, SB_WALK_SKIP, SB_WALK_STOP };
 #define SB_WALK_ENTER 2u
 typedef int (*sb_walk_fn)(void *ud, const char *rel, size_t rlen,
                           const sb_dirent *ent, const void *ref);
+/* A file noted with want_ref, handed back by fetch_wanted (sb_backend). */
+typedef bool (*sb_fetch_fn)(void *ud, void *tag, const char *data, size_t len, sb_code c);
 
 typedef struct sb_backend sb_backend;
 
@@ -153,6 +155,17 @@ struct sb_backend {
    * for reading on any thread: an fd the caller closes (*fd >= 0), or bytes
    * that stay put until the backend is next called (*fd = -1, in *mem). */
   sb_code (*open_ref)(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e);
+  /* Optional, where a file costs a round trip (remote): many files met
+   * during a walk fetched together instead of open_ref one by one. During
+   * the walk, want_ref(ref, tag) notes a file (false: out of memory);
+   * afterwards fetch_wanted hands every noted tag back to fn exactly once,
+   * in the order noted: with the file's bytes (valid during the call) and
+   * SB_OK, or with the code that kept it from being read. Once fn returns
+   * false, or when `fetch` is false, the rest come back with SB_EAGAIN and
+   * no request is made. Its own failures are e's; tags are handed back
+   * either way. */
+  bool (*want_ref)(sb_fs *fs, const void *ref, void *tag);
+  sb_code (*fetch_wanted)(sb_fs *fs, bool fetch, sb_fetch_fn fn, void *ud, sb_err *e);
   /* Release everything; the part is unusable afterwards. Idempotent. */
   void (*close)(sb_fs *fs);
   const sb_backend_cmd *cmd; /* NULL: no commands over this backend */

@@ -345,6 +345,7 @@ static void rm_close(sb_fs *fs) {
   rfs *r = RF(fs);
   if (!r) return;
   sb_buf_free(&fs->mem, &r->ref);
+  sb_rm_want_free(fs);
   sb_free(&fs->mem, r, sizeof *r);
   fs->impl = NULL;
 }
@@ -396,5 +397,7 @@ const sb_backend sb_remote_backend = {
     .rename = rm_rename,
     .walk = sb_rm_walk,
     .open_ref = sb_rm_open_ref,
+    .want_ref = sb_rm_want_ref,
+    .fetch_wanted = sb_rm_fetch_wanted,
     .close = rm_close,
 };

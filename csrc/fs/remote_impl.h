@@ -31,6 +31,11 @@ typedef struct rfs {
   char work[SB_WORK_MAX + 1];
   char abs[2][2 * SB_PATH_MAX + 4];
   sb_buf ref; /* open_ref's transfer */
+  /* want_ref's notes (fs/remote_fetch.c): the paths in wnames */
+  struct rwant *want;
+  size_t nwant, capwant;
+  sb_buf wnames;
+  bool no_tar; /* no GNU tar in the sandbox: wanted files are read one by one */
 } rfs;
 #define RF(fs) ((rfs *)(fs)->impl)
 
@@ -64,5 +69,12 @@ sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, 
 
 sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e);
 sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e);
+/* The absolute remote path of a file met during a walk (into out; its
+ * length, 0 when too long) and the size the listing gave. */
+size_t sb_rm_ref_path(const void *ref, char *out, size_t cap, uint64_t *size);
+bool sb_rm_want_ref(sb_fs *fs, const void *ref, void *tag);
+sb_code sb_rm_fetch_wanted(sb_fs *fs, bool fetch, sb_fetch_fn fn, void *ud, sb_err *e);
+/* Forget the notes (a closing backend). */
+void sb_rm_want_free(sb_fs *fs);
 
 #endif

@@ -196,17 +196,23 @@ sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, v
 }
 
 /* A file met during the walk, for any thread: its bytes in a memfd. */
-sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e) {
+size_t sb_rm_ref_path(const void *ref, char *out, size_t cap, uint64_t *size) {
   const wref *f = ref;
   const went *x = &f->w->v[f->i];
+  *size = x->size;
+  int n = x->len ? snprintf(out, cap, "%s/%s", f->w->start, f->w->names.p + x->off)
+                 : snprintf(out, cap, "%s", f->w->start);
+  return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
+
+sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e) {
   (void)mem;
-  sb_code c = sb_policy_read_size(fs->policy, x->size, e);
+  char path[2 * SB_PATH_MAX + 4];
+  uint64_t size;
+  if (!sb_rm_ref_path(ref, path, sizeof path, &size)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  sb_code c = sb_policy_read_size(fs->policy, size, e);
   if (c != SB_OK) return c;
   rfs *r = RF(fs);
-  char path[2 * SB_PATH_MAX + 4];
-  int n = x->len ? snprintf(path, sizeof path, "%s/%s", f->w->start, f->w->names.p + x->off)
-                 : snprintf(path, sizeof path, "%s", f->w->start);
-  if (n < 0 || (size_t)n >= sizeof path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
   sb_buf_free(&fs->mem, &r->ref);
   uint64_t max = fs->policy->max_read_bytes;
   if ((c = sb_envd_read(&fs->mem, &r->d, path, max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max + !max,

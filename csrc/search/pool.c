@@ -34,6 +34,7 @@ void sb_wbuf_free(sb_wbuf *b) {
 void sb_job_free(sb_job *j) {
   if (!j) return;
   if (j->fd >= 0) close(j->fd);
+  free(j->own);
   free(j->path);
   sb_wbuf_free(&j->out);
   free(j);

@@ -34,8 +34,9 @@ typedef struct sb_job {
   char *path; /* root-relative, malloc'd */
   size_t plen;
   int fd;
-  const char *data;
+  const char *data; /* lent by the walk, or the job's own (own) */
   size_t dlen;
+  char *own;        /* malloc'd bytes the job frees */
   double mtime;
   bool done;
   bool more; /* the work kept less than it found */

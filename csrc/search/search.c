@@ -536,6 +536,12 @@ static int grep_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
   memcpy(j->path, rel, rlen);
   j->path[rlen] = '\0';
   j->plen = rlen;
+  j->fd = -1;
+  if (s->fs->be->want_ref) { /* fetched with the others once the walk is done (grep_fetched) */
+    if (s->fs->be->want_ref(s->fs, ref, j)) return SB_WALK_CONTINUE;
+    sb_job_free(j);
+    return oom(s), SB_WALK_STOP;
+  }
   sb_bytes mem = {0};
   sb_err ignore;
   if (s->fs->be->open_ref(s->fs, ref, &j->fd, &mem, &ignore) != SB_OK) {
@@ -546,6 +552,27 @@ static int grep_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
   j->data = mem.p;
   j->dlen = mem.len;
   return sb_pool_submit(&w->pool, j) ? SB_WALK_CONTINUE : SB_WALK_STOP;
+}
+
+/* A file noted during the walk, fetched: searched as if the walk had read
+ * it (a file that could not be read is not searched, as with open_ref). */
+static bool grep_fetched(void *ud, void *tag, const char *data, size_t len, sb_code c) {
+  grep_walk *w = ud;
+  sb_job *j = tag;
+  if (c != SB_OK) {
+    sb_job_free(j);
+    return true;
+  }
+  if (!(j->own = malloc(len + 1))) { /* + the NUL the matcher reads past the end */
+    sb_job_free(j);
+    oom(w->s);
+    return false;
+  }
+  memcpy(j->own, data, len);
+  j->own[len] = '\0';
+  j->data = j->own;
+  j->dlen = len;
+  return sb_pool_submit(&w->pool, j);
 }
 
 sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_path *where) {
@@ -563,6 +590,11 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
     return sb_fail(s->e, SB_ENOSPC, "out of memory");
   }
   c = s->fs->be->walk(s->fs, where, SB_WALK_ENTER, grep_cb, &w, s->e);
+  if (s->fs->be->fetch_wanted) {
+    sb_err fe = {.code = SB_OK};
+    sb_code f = s->fs->be->fetch_wanted(s->fs, c == SB_OK && !s->failed, grep_fetched, &w, &fe);
+    if (f != SB_OK && c == SB_OK && !s->failed) c = (*s->e = fe).code;
+  }
   sb_pool_finish(&w.pool);
   if (w.pool.failed && !s->failed) oom(s);
   return c == SB_OK && s->failed ? s->e->code : c;

@@ -10,7 +10,8 @@ M.NPM = sh.build:gsub("/build[^/]*$", "/build/npm")
 M.JS = (os.getenv("PWD") or ".") .. "/spec/js/e2b"
 
 --- A running peer: {api =, envd =, pid =, stop = fn}. opts.netns and
---- opts.host run it in that network namespace, listening on that address.
+--- opts.host run it in that network namespace, listening on that address;
+--- opts.latency (ms) delays every request it serves, as a far engine would.
 function M.start(key, opts)
   opts = opts or {}
   local f = assert(io.open("/proc/self/stat"))
@@ -18,7 +19,7 @@ function M.start(key, opts)
   f:close()
   local out = os.tmpname()
   local where = opts.netns and ("ip netns exec " .. opts.netns .. " ") or ""
-  local host = opts.host and (" --host " .. opts.host) or ""
+  local host = (opts.host and (" --host " .. opts.host) or "") .. (opts.latency and (" --latency " .. opts.latency) or "")
   local _, pid = sh.run(("NPM_DIR=%s exec %snode %s/peer.mjs --key %s --parent %s%s > %s 2>&1 < /dev/null & echo $!"):format(
     sh.quote(M.NPM), where, sh.quote(M.JS), sh.quote(key), me, host, sh.quote(out)))
   local peer

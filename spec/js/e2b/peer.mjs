@@ -29,6 +29,8 @@ const opt = (name, dflt) => {
 };
 const KEY = opt("--key", "test-key");
 const HOST = opt("--host", "127.0.0.1"); // another address when the peer runs in its own network namespace
+const LATENCY = Number(opt("--latency", 0)); // ms every request waits, as across a far engine's link
+const later = (f) => (req, res) => (LATENCY > 0 ? setTimeout(() => f(req, res), LATENCY) : f(req, res));
 const HOME = "/home/user";
 const ENVD_VERSION = "0.5.7";
 
@@ -82,12 +84,13 @@ function startProcess(sb, req, deadlineMs) {
   // sandbox takes all of it, as a microVM's end does
   const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...sb.envs, ...(cfg.envs ?? {}),
                 E2B_PEER_SANDBOX: sb.id };
-  // the template "no-grep-z" stands for one whose grep has no -z (the
-  // sandbox's processes see such a grep over /usr/bin/grep; needs root)
+  // templates that stand for one without a tool (FAKES): the sandbox's
+  // processes see a stand-in over it (a mount; needs root)
   let [cmd, cmdArgs] = [cfg.cmd, cfg.args ?? []];
-  if (sb.template === "no-grep-z") {
+  const fake = FAKES[sb.template];
+  if (fake) {
     [cmd, cmdArgs] = ["unshare", ["-m", "--propagation", "private", "sh", "-c",
-                                  'mount --bind "$0" /usr/bin/grep && exec "$@"', noGrepZ(), cmd, ...cmdArgs]];
+                                  `mount --bind "$0" ${fake.bin} && exec "$@"`, fakeBin(sb.template), cmd, ...cmdArgs]];
   }
   // as envd: no process group of its own (envd sets none)
   const child = spawn(cmd, cmdArgs, { cwd, env, stdio: [req.stdin === false ? "ignore" : "pipe", "pipe", "pipe"] });
@@ -127,13 +130,18 @@ function startProcess(sb, req, deadlineMs) {
   return p;
 }
 
-let fakeGrep = null;
-function noGrepZ() {
-  if (!fakeGrep) {
-    fakeGrep = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-grep-")), "grep");
-    fs.writeFileSync(fakeGrep, "#!/bin/sh\necho 'grep: invalid option -- z' >&2\nexit 2\n", { mode: 0o755 });
+const FAKES = {
+  "no-grep-z": { bin: "/usr/bin/grep", say: "grep: invalid option -- z", exit: 2 }, // a grep without -z
+  "no-tar": { bin: "/usr/bin/tar", say: "sh: 1: tar: not found", exit: 127 },       // no tar at all
+};
+const fakeDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-fakes-"));
+function fakeBin(template) {
+  const f = path.join(fakeDir, template);
+  if (!fs.existsSync(f)) {
+    const { say, exit } = FAKES[template];
+    fs.writeFileSync(f, `#!/bin/sh\necho '${say}' >&2\nexit ${exit}\n`, { mode: 0o755 });
   }
-  return fakeGrep;
+  return f;
 }
 
 // as envd's SendSignal and its deadline: the process itself, nothing it started
@@ -348,12 +356,14 @@ async function files(req, res, url) {
   return send(res, 405, { code: 405, message: "method not allowed" });
 }
 
-const envd = http.createServer((req, res) => {
+const envd = http.createServer(later((req, res) => {
   const url = new URL(req.url, "http://envd");
+  const counted = sandboxes.get(req.headers["e2b-sandbox-id"]); // what a test may ask of GET /sandboxes/{id}/calls
+  if (counted) counted.calls[url.pathname] = (counted.calls[url.pathname] ?? 0) + 1;
   if (url.pathname === "/health") return send(res, 204, "");
   if (url.pathname === "/files") return files(req, res, url).catch((e) => send(res, 500, { code: 500, message: String(e) }));
   return connect(req, res);
-});
+}));
 
 // ---- the control plane ----------------------------------------------------
 function newSandbox(body) {
@@ -362,7 +372,7 @@ function newSandbox(body) {
   fs.mkdirSync(path.join(root, HOME), { recursive: true });
   const sb = {
     id, root, token: randomBytes(16).toString("hex"), template: body.templateID || "base", metadata: body.metadata || {},
-    envs: body.envVars || {}, procs: new Map(), started: new Date(),
+    envs: body.envVars || {}, procs: new Map(), started: new Date(), calls: {},
   };
   sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000;
   sandboxes.set(id, sb);
@@ -387,7 +397,7 @@ function info(sb) {
   };
 }
 
-const api = http.createServer(async (req, res) => {
+const api = http.createServer(later(async (req, res) => {
   if (req.headers["x-api-key"] !== KEY) return send(res, 401, { code: 401, message: "Invalid API key" });
   const url = new URL(req.url, "http://api");
   url.pathname = url.pathname.replace(/^\/v2\//, "/"); // E2B's v1 and v2 routes take the same bodies here
@@ -400,20 +410,21 @@ const api = http.createServer(async (req, res) => {
   if (m && !sb) return send(res, 404, { code: 404, message: `sandbox "${m[1]}" not found` });
   if (m && req.method === "GET" && !m[2]) return send(res, 200, info(sb));
   if (m && req.method === "DELETE" && !m[2]) { destroy(sb); return send(res, 204, ""); }
+  if (m && req.method === "GET" && m[2] === "/calls") return send(res, 200, sb.calls); // the peer's own, for tests
   if (m && req.method === "POST" && m[2] === "/timeout") { sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000; return send(res, 204, ""); }
   if (m && req.method === "POST" && m[2] === "/connect") {
     sb.timeoutAt = Math.max(sb.timeoutAt, Date.now() + (body.timeout ?? 15) * 1000);
     return send(res, 200, info(sb));
   }
   return send(res, 404, { code: 404, message: "not found" });
-});
+}));
 
 const listen = (srv) => new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
 const [apiPort, envdPort] = await Promise.all([listen(api), listen(envd)]);
 process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `http://${HOST}:${envdPort}` }) + "\n");
 const bye = () => {
   for (const sb of [...sandboxes.values()]) destroy(sb);
-  if (fakeGrep) fs.rmSync(path.dirname(fakeGrep), { recursive: true, force: true });
+  fs.rmSync(fakeDir, { recursive: true, force: true });
   process.exit(0);
 };
 process.on("SIGTERM", bye);
