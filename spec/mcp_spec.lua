@@ -423,6 +423,48 @@ describe("agent-sandbox mcp, the protocol's rules", function()
     assert.equal("by the agent\n", sh.read_file(dir .. "/made.txt"))
   end)
 
+  it("serves a RemoteSandbox (--remote): every tool kind on the engine, the sandbox killed at exit", function()
+    local peer_lib = require "support.e2b_peer"
+    local KEY = "mcp-spec-remote-key-0123"
+    local peer = peer_lib.start(KEY)
+    local function listed()
+      local code, body = peer_lib.http("GET", peer.api .. "/v2/sandboxes", { ["X-API-Key"] = KEY })
+      assert.equal(200, code, body)
+      return #json.decode(body)
+    end
+    local where = "--remote --api-url " .. peer.api .. " --envd-url " .. peer.envd
+    local ok, why = pcall(function()
+      local r = sdk("tools", project(), where .. " --allow-shell", "E2B_API_KEY=" .. KEY .. " ")
+      assert.matches("remote sandbox", r.instructions)
+      for name, res in pairs(r.calls) do
+        if name ~= "traversal" and name ~= "absolute" and name ~= "bad_args" then
+          assert.is_false(res.isError, name .. ": " .. res.text)
+        end
+      end
+      assert.matches("hello\n%s+2\tworld", r.calls.read_file.text)
+      assert.matches("src/hello.txt:2: there", r.calls.search_code.text)
+      assert.matches("42", r.calls.run_shell.text)
+      assert.matches("exited with code 0", r.calls.process_output.text)
+      assert.is_true(r.calls.traversal.isError)
+      assert.is_true(r.calls.absolute.isError)
+      assert.is_nil(r.calls.absolute.text:find("root:x:0:0", 1, true))
+      assert.equal(0, listed()) -- the server's sandbox went with it
+      -- the key is never a flag (a command line is every user's to read), and --keep leaves the sandbox
+      local function serve(env, args) return sh.run(env .. " " .. server_cmd(where .. args) .. " < /dev/null 2>&1 >/dev/null") end
+      local ok1, out1 = serve("env -u E2B_API_KEY", " --api-key " .. KEY)
+      assert.is_false(ok1)
+      assert.matches("unknown flag '%-%-api%-key'", out1)
+      local ok2, out2 = serve("env -u E2B_API_KEY", " --keep")
+      assert.is_false(ok2)
+      assert.matches("api_key", out2)
+      assert.equal(0, listed())
+      assert(serve("env E2B_API_KEY=" .. KEY, " --keep"))
+      assert.equal(1, listed())
+    end)
+    peer.stop()
+    assert(ok, why)
+  end)
+
   it("exits 0 at end of input, and refuses bad flags before serving", function()
     local r = raw { init() }
     assert.is_true(r.ok, r.err)

@@ -18,6 +18,7 @@ local MCP_FLAGS = {
   dir = { kind = "value", meta = "DIR", help = "serve this directory (a ContainerSandbox; default: the current directory)" },
   virtual = { kind = "bool", help = "serve an empty in-memory VirtualSandbox instead (files from --config's files)" },
   overlay = { kind = "value", meta = "DIR", help = "copy-on-write over DIR: DIR is not written; review and commit with agent-sandbox review (keep the layers with --state-dir)" },
+  remote = { kind = "bool", help = "serve a sandbox on an engine that speaks E2B's API (E2B cloud, CubeSandbox): the key from E2B_API_KEY or --config, never a flag; killed on exit unless --keep" },
   config = { kind = "value", meta = "FILE", help = "options from a Lua table or a JSON object (flags override it)" },
   approve = { kind = "value", meta = "ask|never|always", choices = { ask = true, never = true, always = true },
               help = "destructive tools: ask the user (MCP elicitation), refuse, or run (default: always)" },
@@ -59,9 +60,9 @@ usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]
 
 local function help(sub)
   if sub == "mcp" then
-    return "usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]\n\n"
+    return "usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR | --remote] [flags]\n\n"
       .. own_help(MCP_FLAGS) .. "\n\nsandbox options (--state-dir only with --overlay; --virtual takes the file options):\n"
-      .. flags.help("overlay") .. "\n"
+      .. flags.help("overlay") .. "\n\nwith --remote:\n" .. flags.help("remote") .. "\n"
   elseif sub == "review" then
     return "usage: agent-sandbox review --overlay DIR --state-dir S [--commit | --discard] [PATHS...]\n\n"
       .. own_help(REVIEW_FLAGS) .. "\n"
@@ -92,6 +93,8 @@ local function instructions(kind, where)
   local what = kind == "virtual" and "an in-memory file tree (nothing on the host is touched)"
     or kind == "overlay" and fmt("a copy-on-write view of %s: changes stay in the sandbox until the user "
       .. "reviews and commits them; commands cannot reach outside it", where)
+    or kind == "remote" and fmt("%s in a remote sandbox on its own machine (a microVM): nothing runs on the "
+      .. "user's computer", where)
     or fmt("the directory %s (a confined container: commands cannot reach outside it)", where)
   return "The tools of this server work in a sandbox: " .. what .. ". Paths are relative to the sandbox root; "
     .. "'..' above it and absolute host paths are refused. The sandbox's files are also listed as resources "
@@ -101,9 +104,9 @@ end
 --- agent-sandbox mcp ...
 function M.mcp(argv)
   local cli, opts, rest, kind = flags.parse(argv, MCP_FLAGS, function(c)
-    local n = (c.dir and 1 or 0) + (c.virtual and 1 or 0) + (c.overlay and 1 or 0)
-    if n > 1 then flags.fail("choose one of --dir, --virtual and --overlay") end
-    return c.virtual and "virtual" or c.overlay and "overlay" or "container"
+    local n = (c.dir and 1 or 0) + (c.virtual and 1 or 0) + (c.overlay and 1 or 0) + (c.remote and 1 or 0)
+    if n > 1 then flags.fail("choose one of --dir, --virtual, --overlay and --remote") end
+    return c.virtual and "virtual" or c.overlay and "overlay" or c.remote and "remote" or "container"
   end)
   if cli.help then io.stdout:write(help("mcp")) return 0 end
   if #rest > 0 then flags.fail(fmt("mcp takes no command ('%s')", rest[1])) end

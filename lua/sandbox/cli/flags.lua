@@ -54,16 +54,34 @@ local SPELLING = {
   cpu_limit = { "value", "CORES|N%", "CPU of a command's tree" },
   pids_limit = { "value", "N", "processes in a command's tree" },
   file_size_limit = { "value", "SIZE", "largest file a command may write" },
-  user = { "user", "UID[:GID]", "run commands as this user (root only)" },
+  user = { "user", "UID[:GID]", "run commands as this user (root only)", kinds = { container = true, overlay = true } },
   read_paths = { "list", "PATH", "another host path commands may read (repeatable)", flag = "read-path" },
   -- OverlaySandbox
   state_dir = { "value", "DIR", "where the overlay keeps its layers and checkpoints (default: temporary)" },
+  -- RemoteSandbox
+  api_url = { "value", "URL", "the engine's control plane (E2B cloud by default; CubeSandbox or a self-hosted E2B: its address)" },
+  envd_url = { "value", "URL", "envd's address inside the sandbox, where the engine's routing differs" },
+  domain = { "value", "DOMAIN", "the domain envd's address is made from" },
+  template = { "value", "NAME", "the template a new remote sandbox starts from" },
+  timeout = { "value", "SECONDS", "how long the engine keeps the remote sandbox alive (its TTL)" },
+  sandbox_id = { "value", "ID", "reattach to this remote sandbox instead of creating one" },
+  allow_internet_access = { "bool", nil, "the remote sandbox may reach the internet (the engine enforces it)" },
+  keep = { "bool", nil, "leave the remote sandbox running at exit (reattach it with --sandbox-id)" },
+  root = { "value", "PATH", "the directory inside the remote sandbox that is the agent's root" },
+  remote_user = { "value", "NAME", "the user the remote sandbox's files and commands belong to", key = "user",
+                  kinds = { remote = true } },
+  connect_timeout = { "value", "SECONDS", "to open a connection to the engine; beyond: EIO" },
+  request_timeout = { "value", "SECONDS", "a whole call to the engine (not a command); beyond: EIO" },
+  idle_timeout = { "value", "SECONDS", "a command's stream without a byte: the stream is followed again, EIO if that fails" },
 }
 
 -- Options that are no flag: a function, a tree of files (a Lua --config
 -- gives them), the directory (--dir), the tables spelled by SPELLING's
--- nested entries.
-local NO_FLAG = { audit = true, files = true, base_dir = true, rules = true, extensions = true }
+-- nested entries, a remote engine's metadata, and its key: a secret on a
+-- command line is visible to every user of the machine (E2B_API_KEY or
+-- --config give it).
+local NO_FLAG = { audit = true, files = true, base_dir = true, rules = true, extensions = true, metadata = true,
+                  api_key = true }
 
 local function flag_name(key, sp) return sp.flag or (key:gsub("_", "-")) end
 
@@ -72,15 +90,19 @@ local function flag_name(key, sp) return sp.flag or (key:gsub("_", "-")) end
 --- its checker is the boolean one, else a value.
 function M.table(kind)
   local schema = sandbox.schemas[kind]
-  local out = {}
+  local out, spelled = {}, {}
   for key, sp in pairs(SPELLING) do
     local opt = sp.key or key
-    if schema[opt] then
-      out[flag_name(key, sp)] = { key = key, opt = opt, sub = sp.sub, kind = sp[1], meta = sp[2], help = sp[3] }
+    if schema[opt] and (not sp.kinds or sp.kinds[kind]) then
+      -- an entry of another name spelling one option ("remote_user" is
+      -- --user): the flag is the option's own name
+      local flag = sp.flag or (sp.key and not sp.sub and flag_name(opt, {})) or flag_name(key, sp)
+      out[flag] = { key = key, opt = opt, sub = sp.sub, kind = sp[1], meta = sp[2], help = sp[3] }
+      spelled[opt] = true
     end
   end
   for key, spec in pairs(schema) do
-    if not SPELLING[key] and not NO_FLAG[key] then
+    if not NO_FLAG[key] and not spelled[key] then
       local bool = spec.check == options.checkers.boolean
       out[flag_name(key, {})] = { key = key, opt = key, kind = bool and "bool" or "value",
                                   meta = not bool and "VALUE" or nil, help = "the option " .. key }
@@ -218,7 +240,7 @@ function M.parse(argv, own, pick)
       local all = {}
       for k in pairs(flags) do all[#all + 1] = k end
       for k in pairs(own) do all[#all + 1] = k end
-      for _, k in ipairs { "container", "overlay", "virtual" } do
+      for _, k in ipairs { "container", "overlay", "virtual", "remote" } do
         if k ~= kind and M.table(k)[name] then
           fail(fmt("--%s is not an option of the %s sandbox (it is one of the %s sandbox)", name, kind, k))
         end
@@ -232,7 +254,7 @@ end
 
 --- Does --name take no value (a boolean option of some backend)?
 function M.is_bool(name)
-  for _, kind in ipairs { "overlay", "virtual" } do
+  for _, kind in ipairs { "overlay", "virtual", "remote" } do
     local f = M.table(kind)[name]
     if f then return f.kind == "bool" end
   end
