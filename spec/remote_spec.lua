@@ -59,6 +59,7 @@ describe("RemoteSandbox", function()
       assert.same({ true, peer.api, "base", sb.sandbox_id }, { c.enabled, c.engine, c.template, c.sandbox_id })
       assert.is_true(c.isolation.enforced)
       assert.matches("microVM", c.isolation.promise)
+      assert.matches("environment mark", c.tree_kill.via)
       local id = sb.sandbox_id
       sb:dispose()
       sb:dispose() -- idempotent
@@ -429,11 +430,34 @@ describe("RemoteSandbox", function()
       pending("E2B_API_KEY is not set: no real engine to run against (E2B_API_URL picks the engine)")
       return
     end
+    local envd_url = os.getenv("E2B_ENVD_URL") -- where the engine's routing differs (self-hosted)
     it("creates a sandbox, writes, reads, runs a command, and kills it at dispose", function()
-      local sb = assert(sandbox.remote { api_url = os.getenv("E2B_API_URL"), api_key = key, timeout = 120 })
+      local sb = assert(sandbox.remote { api_url = os.getenv("E2B_API_URL"), envd_url = envd_url, api_key = key,
+        timeout = 120 })
       assert(sb:write_file("hello.txt", "hi"))
       assert.equal("hi", sb:read_file("hello.txt"))
       assert.equal("hi", assert(sb:exec("cat", { "hello.txt" })).stdout)
+      sb:dispose()
+    end)
+
+    it("kills a command's whole tree there too, says ENOENT, and fetches a grep's files", function()
+      local sb = assert(sandbox.remote { api_url = os.getenv("E2B_API_URL"), envd_url = envd_url, api_key = key,
+        timeout = 120, allow_shell = true, kill_grace = 0.5 })
+      -- processes in the sandbox whose command line matches a pattern (that does not match itself)
+      local function alive(pat)
+        local r = assert(sb:exec_shell("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+          .. " | grep -c -- '" .. pat .. "' || true"))
+        return tonumber(r.stdout)
+      end
+      local r = assert(sb:exec_shell("(setsid sleep 1007.25 >/dev/null 2>&1 &); echo started"))
+      assert.equal("started\n", r.stdout)
+      assert.equal(0, alive("[1]007.25"))
+      r = assert(sb:exec_shell("sleep 1007.5 & setsid sleep 1007.5 & wait", { timeout = 1 }))
+      assert.is_true(r.timed_out)
+      assert.equal(0, alive("[1]007.5"))
+      assert.equal("ENOENT", code_of(sb:exec("no-such-command-xyz")))
+      assert(sb:exec_shell("mkdir -p t && for i in $(seq 50); do echo \"n $i\" > t/f$i.txt; done"))
+      assert.equal(11, #assert(sb:grep("n 4", { path = "t", mode = "files" }))) -- n 4 and n 40 to n 49
       sb:dispose()
     end)
   end)
