@@ -95,6 +95,23 @@ describe("RemoteSandbox", function()
       assert.equal("EACCES", code_of(sandbox.remote_list { api_url = peer.api, api_key = "not-the-key-0123" }))
     end)
 
+    it("keeps its connections to envd open between calls (as the SDK does): one, not one a call", function()
+      local function connections()
+        local code, body = peer_lib.http("GET", peer.api .. "/connections", { ["X-API-Key"] = KEY })
+        assert.equal(200, code, body)
+        return json.decode(body).envd
+      end
+      local sb = assert(new {})
+      local before = connections()
+      for i = 1, 20 do
+        assert(sb:write_file("c" .. i, "x"))
+        assert.equal("x", sb:read_file("c" .. i))
+        assert(sb:stat("c" .. i))
+      end
+      assert.is_true(connections() - before <= 2, (connections() - before) .. " connections for 60 calls")
+      sb:dispose()
+    end)
+
     it("gives env to the sandbox at creation and to every command", function()
       local sb = assert(new { env = { GREETING = "hello" } })
       assert.equal("hello\n", assert(sb:exec("sh", { "-c", "echo $GREETING" })).stdout)

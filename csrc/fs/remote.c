@@ -346,6 +346,7 @@ static void rm_close(sb_fs *fs) {
   if (!r) return;
   sb_buf_free(&fs->mem, &r->ref);
   sb_rm_want_free(fs);
+  sb_rpool_free(r->d.t.pool);
   sb_free(&fs->mem, r, sizeof *r);
   fs->impl = NULL;
 }
@@ -374,6 +375,12 @@ sb_code sb_remote_fs_open(sb_fs *fs, const sb_envd *d, const char *root, sb_err 
   r->d.sandbox_id = r->id;
   r->d.user = d->user ? r->user : NULL;
   fs->impl = r;
+  /* every call of this sandbox (and its commands' threads) keeps and reuses
+   * its connections; closed with the backend, after the runner */
+  if (!(r->d.t.pool = sb_rpool_new())) {
+    rm_close(fs);
+    return sb_rm_oom(e);
+  }
   rnode *n = &r->n[0];
   sb_code c = sb_rm_stat(fs, "", 0, n, e);
   if (c == SB_OK && n->type != SB_T_DIR) c = sb_failf(e, SB_ENOTDIR, "remote: the root %s is not a directory", r->root);

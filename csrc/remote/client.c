@@ -2,6 +2,8 @@
 #include "base/clock.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -85,8 +87,49 @@ static size_t on_stream(char *p, size_t size, size_t n, void *ud) {
 
 static long ms(double seconds) { return seconds > 0 ? (long)ceil(seconds * 1000) : 0; }
 
+/* ---- the connection pool: a libcurl share of its connection cache --------- */
+
+struct sb_rpool {
+  CURLSH *sh;
+  pthread_mutex_t mu[CURL_LOCK_DATA_LAST];
+};
+
+static void pool_lock(CURL *c, curl_lock_data d, curl_lock_access a, void *ud) {
+  (void)c;
+  (void)a;
+  pthread_mutex_lock(&((sb_rpool *)ud)->mu[d]);
+}
+
+static void pool_unlock(CURL *c, curl_lock_data d, void *ud) {
+  (void)c;
+  pthread_mutex_unlock(&((sb_rpool *)ud)->mu[d]);
+}
+
+sb_rpool *sb_rpool_new(void) {
+  sb_rpool *p = calloc(1, sizeof *p);
+  if (!p || !(p->sh = curl_share_init())) {
+    free(p);
+    return NULL;
+  }
+  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&p->mu[i], NULL);
+  curl_share_setopt(p->sh, CURLSHOPT_LOCKFUNC, pool_lock);
+  curl_share_setopt(p->sh, CURLSHOPT_UNLOCKFUNC, pool_unlock);
+  curl_share_setopt(p->sh, CURLSHOPT_USERDATA, p);
+  curl_share_setopt(p->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(p->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(p->sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  return p;
+}
+
+void sb_rpool_free(sb_rpool *p) {
+  if (!p) return;
+  curl_share_cleanup(p->sh); /* closes the connections it kept */
+  for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&p->mu[i]);
+  free(p);
+}
+
 /* The easy handle for one request, or NULL (ENOSPC). */
-static CURL *prepare(const sb_rtimeouts *t, const sb_rreq *rq, struct curl_slist **hl, bool stream, sb_err *e) {
+static CURL *prepare(const sb_rlink *t, const sb_rreq *rq, struct curl_slist **hl, bool stream, sb_err *e) {
   CURL *c = curl_easy_init();
   if (!c) return sb_fail(e, SB_ENOSPC, "cannot start an HTTP call (libcurl)"), NULL;
   *hl = NULL;
@@ -112,16 +155,17 @@ static CURL *prepare(const sb_rtimeouts *t, const sb_rreq *rq, struct curl_slist
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
   }
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms(t->connect));
+  if (t->pool) curl_easy_setopt(c, CURLOPT_SHARE, t->pool->sh);
   if (!stream) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms(t->call));
   return c;
 }
 
-static sb_code transport_fail(CURLcode rc, const sb_rtimeouts *t, const char *what, sb_err *e) {
+static sb_code transport_fail(CURLcode rc, const sb_rlink *t, const char *what, sb_err *e) {
   if (rc == CURLE_OPERATION_TIMEDOUT) return sb_failf(e, SB_EIO, "remote: %s: no answer within %g s", what, t->call);
   return sb_failf(e, SB_EIO, "remote: %s: %s", what, curl_easy_strerror(rc));
 }
 
-sb_code sb_remote_call(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_rresp *rs, sb_err *e) {
+sb_code sb_remote_call(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_rresp *rs, sb_err *e) {
   memset(rs, 0, sizeof *rs);
   struct curl_slist *hl;
   CURL *c = prepare(t, rq, &hl, false, e);
@@ -155,7 +199,7 @@ static sb_code error_reply(const sb_mem *m, const sb_buf *b, long status, const 
   return c;
 }
 
-sb_code sb_remote_unary(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_json *reply, sb_err *e) {
+sb_code sb_remote_unary(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_json *reply, sb_err *e) {
   sb_rresp rs;
   memset(reply, 0, sizeof *reply);
   reply->m = m;
@@ -192,7 +236,7 @@ static sb_code on_message(void *ud, unsigned flags, const char *msg, size_t len,
   return c;
 }
 
-sb_code sb_remote_stream(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_connect_msg_fn fn, void *ud,
+sb_code sb_remote_stream(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_connect_msg_fn fn, void *ud,
                          sb_err *e) {
   sb_buf env = {0};
   if (sb_connect_envelope(m, &env, 0, rq->body ? rq->body : "{}", rq->body ? rq->blen : 2) != 0)

@@ -20,11 +20,21 @@
 #include "net/json.h"
 #include "remote/connect.h"
 
-typedef struct sb_rtimeouts {
+/* Connections kept open between calls (HTTP keep-alive), for every thread
+ * of one sandbox: without them each call to an https engine would open a
+ * connection of its own, a TCP and a TLS handshake, two round trips and
+ * more. */
+typedef struct sb_rpool sb_rpool;
+sb_rpool *sb_rpool_new(void); /* NULL: out of memory */
+void sb_rpool_free(sb_rpool *p); /* once no call uses it */
+
+/* How calls reach the engine: the timeouts, and the pool to use. */
+typedef struct sb_rlink {
   double connect; /* seconds */
   double call;
   double idle;
-} sb_rtimeouts;
+  sb_rpool *pool; /* NULL: a connection per call */
+} sb_rlink;
 
 #define SB_RHEADERS_MAX 8
 
@@ -46,18 +56,18 @@ typedef struct sb_rresp {
 
 /* One call: the response whatever its status (a transport failure is EIO).
  * rs->body is the caller's to free (sb_buf_free) in every case. */
-sb_code sb_remote_call(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_rresp *rs, sb_err *e);
+sb_code sb_remote_call(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_rresp *rs, sb_err *e);
 
 /* A unary Connect call with a JSON body: SB_OK with the reply parsed in
  * *reply (the caller frees it with sb_json_free), or the Connect error in
  * the sandbox's vocabulary. */
-sb_code sb_remote_unary(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_json *reply, sb_err *e);
+sb_code sb_remote_unary(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_json *reply, sb_err *e);
 
 /* A server stream: the request message is sent as one envelope, every
  * message of the reply goes to fn as it arrives, the end-of-stream
  * message's error (if any) is the result. EIO when the link goes quiet for
  * t->idle seconds or drops before the stream's end. */
-sb_code sb_remote_stream(const sb_mem *m, const sb_rtimeouts *t, const sb_rreq *rq, sb_connect_msg_fn fn, void *ud,
+sb_code sb_remote_stream(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_connect_msg_fn fn, void *ud,
                          sb_err *e);
 
 /* Mask every occurrence of secret in e's message ("***"); secrets shorter

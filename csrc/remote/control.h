@@ -17,7 +17,7 @@ typedef struct sb_remote_engine {
   const char *api_key;
   const char *envd_url; /* NULL: https://49983-<id>.<domain> */
   const char *domain;   /* NULL: the one the engine names, else e2b.app */
-  sb_rtimeouts t;
+  sb_rlink t;
 } sb_remote_engine;
 
 typedef struct sb_remote_box {

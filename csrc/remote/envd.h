@@ -16,7 +16,7 @@ typedef struct sb_envd {
   const char *token;      /* envdAccessToken (secret) */
   const char *sandbox_id;
   const char *user;       /* NULL: "user", E2B templates' default */
-  sb_rtimeouts t;
+  sb_rlink t;
 } sb_envd;
 
 /* The headers every envd call carries (token, sandbox id, port, user), with

@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
   sb_mem m;
   sb_mem_init_plain(&m);
   sb_err e = {0};
-  sb_rtimeouts t = {.connect = 5, .call = 10, .idle = atof(argv[5])};
+  sb_rlink t = {.connect = 5, .call = 10, .idle = atof(argv[5])};
   sb_rreq rq = {.method = "POST", .url = argv[2], .what = argv[3], .body = argv[4], .blen = strlen(argv[4])};
   int h = 0;
   const char *mode = argv[1];

@@ -405,6 +405,7 @@ const api = http.createServer(later(async (req, res) => {
   const m = /^\/sandboxes\/([^/]+)(\/[a-z]+)?$/.exec(url.pathname);
   const sb = m && sandboxes.get(m[1]);
   if (req.method === "POST" && url.pathname === "/sandboxes") return send(res, 201, info(newSandbox(body)));
+  if (req.method === "GET" && url.pathname === "/connections") return send(res, 200, { envd: envdConnections });
   if (req.method === "GET" && (url.pathname === "/v2/sandboxes" || url.pathname === "/sandboxes"))
     return send(res, 200, [...sandboxes.values()].map(info));
   if (m && !sb) return send(res, 404, { code: 404, message: `sandbox "${m[1]}" not found` });
@@ -419,6 +420,8 @@ const api = http.createServer(later(async (req, res) => {
   return send(res, 404, { code: 404, message: "not found" });
 }));
 
+let envdConnections = 0; // TCP connections envd accepted (GET /connections, the peer's own, for tests)
+envd.on("connection", () => envdConnections++);
 const listen = (srv) => new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
 const [apiPort, envdPort] = await Promise.all([listen(api), listen(envd)]);
 process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `http://${HOST}:${envdPort}` }) + "\n");
