@@ -112,6 +112,29 @@ describe("RemoteSandbox", function()
       sb:dispose()
     end)
 
+    it("refuses escaping and denied paths before any request leaves the host", function()
+      local sb = assert(new { rules = { deny = { "secret/**" } }, extensions = { write = { ".txt" } } })
+      local function calls()
+        local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
+        assert.equal(200, code, body)
+        local n = 0
+        for _, k in pairs(json.decode(body)) do n = n + k end
+        return n
+      end
+      local before = calls()
+      for _, c in ipairs {
+        { "EESCAPE", sb:read_file("../../etc/passwd") }, { "EESCAPE", sb:read_file("/etc/passwd") },
+        { "EESCAPE", sb:write_file("../x.txt", "x") }, { "EESCAPE", sb:exec("pwd", {}, { cwd = "../.." }) },
+        { "EESCAPE", sb:readdir("/home") }, { "EESCAPE", sb:rename("a.txt", "../../b.txt") },
+        { "EACCES", sb:read_file("secret/key") }, { "EACCES", sb:write_file("notes.md", "x") },
+        { "EINVAL", sb:read_file("a\0b") }, { "EINVAL", sb:remove(".") },
+      } do
+        assert.equal(c[1], c[4], tostring(c[3]))
+      end
+      assert.equal(before, calls(), "a request reached the engine")
+      sb:dispose()
+    end)
+
     it("gives env to the sandbox at creation and to every command", function()
       local sb = assert(new { env = { GREETING = "hello" } })
       assert.equal("hello\n", assert(sb:exec("sh", { "-c", "echo $GREETING" })).stdout)
