@@ -131,7 +131,9 @@ static sb_code tar_chunk(sb_fs *fs, chunk *k, sb_err *e) {
   if (c == SB_OK && k->any && !sb_tar_done(&k->tar)) c = sb_fail(e, SB_EIO, "remote: tar's stream ended early");
   sb_tar_free(&k->tar);
   sb_free(&fs->mem, args, (nf + n + 1) * sizeof *args);
-  if (!k->any && !k->stop) r->no_tar = true; /* nothing came: no (GNU) tar there */
+  /* nothing came, and not for the link's sake: no (GNU) tar there (even an
+   * archive of files all gone has its end blocks) */
+  if (!k->any && !k->stop && c != SB_EIO) r->no_tar = true;
   return k->stop ? SB_OK : c;
 }
 
