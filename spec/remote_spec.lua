@@ -384,6 +384,21 @@ describe("RemoteSandbox", function()
       assert.is_nil(listed()[id])
     end)
 
+    it("holds a stream for a reader who pauses longer than idle_timeout: not a dead link, nothing lost", function()
+      local s = assert(new { idle_timeout = 1, max_output_bytes = "64KB" })
+      local h = assert(s:exec("head", { "-c", "40000000", "/dev/zero" }, { background = true }))
+      local got = #assert(h:read("stdout", 5))
+      sh.run("sleep 2.5") -- the stream is held (the queue is full) for longer than its idle limit
+      while true do
+        local c = h:read("stdout", -1)
+        if not c then break end
+        got = got + #c
+      end
+      local r = h:wait()
+      assert.same({ 0, nil, 0, 40000000 }, { r.exit_code, r.status_lost, r.read_dropped, got })
+      s:dispose()
+    end)
+
     it("ends a command whose engine stopped answering with the reason, within idle_timeout", function()
       local s = assert(new { idle_timeout = 1 })
       local h = assert(s:exec("sleep", { "30" }, { background = true }))

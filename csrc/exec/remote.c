@@ -70,6 +70,15 @@ typedef struct rproc {
   bool t_ready;
   sb_code t_code;
   char t_msg[160];
+  /* h:read's backpressure, under rr->mu: bytes of a queued stream the
+   * thread handed over that h:read has not taken (or the loop dropped);
+   * while that reaches the cap and `hold` is on, the thread waits in its
+   * callback, so the link, envd's pipe and the command wait too, as a full
+   * pipe makes a local command wait */
+  size_t held[2];
+  bool hold;
+  pthread_cond_t room;
+  int waiters; /* wait calls in progress (the loop's) */
   /* the loop's view */
   bool started, ended, done, in_open;
   uint32_t rpid;
@@ -104,6 +113,11 @@ static rev *new_ev(rproc *p, int kind, size_t len) {
     v->len = len;
   }
   return v;
+}
+
+/* Bytes h:read may hold per stream (the local runner's figure). */
+static size_t queue_cap(const rrunner *rr) {
+  return rr->cfg.max_output < 64 * 1024 ? 64 * 1024 : rr->cfg.max_output;
 }
 
 /* Tell start() how the start went (once). */
@@ -162,6 +176,14 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
     if (!command_runs(p)) return sb_fail(e, SB_ENOSPC, "out of memory");
   }
   if ((ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR) && !len) return SB_OK;
+  if (len && p->base.queued[ev->kind == SB_REV_STDERR ? SB_ERR : SB_OUT]) {
+    int k = ev->kind == SB_REV_STDERR ? SB_ERR : SB_OUT;
+    pthread_mutex_lock(&p->rr->mu);
+    while (p->held[k] >= queue_cap(p->rr) && p->hold && !atomic_load(&p->stop))
+      pthread_cond_wait(&p->room, &p->rr->mu);
+    p->held[k] += len;
+    pthread_mutex_unlock(&p->rr->mu);
+  }
   rev *v = new_ev(p, ev->kind, len);
   if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
   if (len) memcpy(v->data, data, len);
@@ -228,6 +250,7 @@ static void proc_free(rproc *p) {
   free(p->specmem);
   free(p->done_ev);
   sb_free(&m, p->stdin_data, p->stdin_len);
+  pthread_cond_destroy(&p->room);
   sb_free(&m, p, sizeof *p);
 }
 
@@ -249,6 +272,26 @@ static void maybe_free(rproc *p) {
   proc_free(p);
 }
 
+/* The local runner's rule: output is held back for h:read while the
+ * command runs, nobody waits for its result and the handle is kept; then
+ * what does not fit goes to the result alone, counted in qdropped. */
+static void set_hold(rproc *p) {
+  const sb_proc *b = &p->base;
+  bool hold = !b->exited && !b->kill_sig && !p->waiters && !b->released && !atomic_load(&p->stop);
+  pthread_mutex_lock(&p->rr->mu);
+  p->hold = hold;
+  if (!hold) pthread_cond_broadcast(&p->room);
+  pthread_mutex_unlock(&p->rr->mu);
+}
+
+/* n bytes of stream k the thread handed over are gone (read or dropped). */
+static void give_back(rproc *p, int k, size_t n) {
+  pthread_mutex_lock(&p->rr->mu);
+  p->held[k] -= n < p->held[k] ? n : p->held[k];
+  pthread_cond_broadcast(&p->room);
+  pthread_mutex_unlock(&p->rr->mu);
+}
+
 /* To the whole tree (exec/rtree.h): envd's SendSignal would reach the
  * wrapper alone, and would stop the output a SIGTERM leaves to come. A
  * SIGKILL whose sweep could not run still reaches the wrapper through envd. */
@@ -263,6 +306,7 @@ static void rp_kill(sb_proc *b, int sig) {
   rproc *p = RP(b);
   if (!p->rr || b->finished) return;
   if (sig == SIGKILL || b->kill_sig == 0) b->kill_sig = sig;
+  set_hold(p); /* a command being killed is not held back */
   send_signal(p, sig);
   if (sig != SIGKILL && p->kill_at == 0) p->kill_at = sb_now() + p->rr->cfg.grace;
 }
@@ -282,13 +326,15 @@ static int signal_of(const char *status) {
 }
 
 static void queue_add(rproc *p, int k, const char *d, size_t n) {
-  size_t cap = p->rr->cfg.max_output < 64 * 1024 ? 64 * 1024 : p->rr->cfg.max_output;
-  if (sb_outq_pending(&p->queue[k]) >= cap) {
-    p->base.qdropped[k] += n; /* see exec/remote.h: a remote stream is not paused */
+  bool keep = p->hold || sb_outq_pending(&p->queue[k]) < queue_cap(p->rr);
+  if (!keep) {
+    p->base.qdropped[k] += n; /* nobody reads while it ends: the result keeps head and tail */
   } else if (sb_outq_push(&p->mem, &p->queue[k], d, n) != 0) {
     p->base.qdropped[k] += n; /* out of memory: counted, never silent */
     p->base.output_incomplete = true;
+    keep = false;
   }
+  if (!keep) give_back(p, k, n);
 }
 
 static void give_input(rproc *p) {
@@ -339,6 +385,7 @@ static void dispatch(rrunner *rr, rev *v) {
   case SB_REV_END:
     p->ended = true;
     b->exited = true;
+    set_hold(p);
     if (v->timed_out) b->timed_out = true; /* the engine's deadline, the backstop of ours */
     if (v->code != SB_OK) { /* it could not run */
       b->status = -1;
@@ -520,6 +567,8 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   }
   memset(p, 0, sizeof *p);
   atomic_init(&p->stop, false);
+  pthread_cond_init(&p->room, NULL);
+  p->hold = true;
   sb_proc *b = &p->base;
   p->rr = rr;
   p->mem = rr->mem;
@@ -618,7 +667,10 @@ static void rp_close_stdin(sb_proc *b) {
 }
 
 static bool rp_pop(sb_proc *b, int k, const char **data, size_t *len) {
-  return sb_outq_pop(&RP(b)->queue[k], data, len);
+  rproc *p = RP(b);
+  if (!sb_outq_pop(&p->queue[k], data, len)) return false;
+  if (p->rr) give_back(p, k, *len); /* room for the thread to go on */
+  return true;
 }
 
 static bool rp_stream_done(sb_proc *b, int k) {
@@ -626,13 +678,27 @@ static bool rp_stream_done(sb_proc *b, int k) {
   return p->eof[k] && sb_outq_pending(&p->queue[k]) == 0;
 }
 
-static void rp_wait(sb_proc *b) { (void)b; } /* nothing is held back (exec/remote.h) */
+static void rp_wait_begin(sb_proc *b) {
+  rproc *p = RP(b);
+  p->waiters++;
+  if (p->rr && !b->finished) set_hold(p);
+}
+
+static void rp_wait_end(sb_proc *b) {
+  rproc *p = RP(b);
+  if (p->waiters > 0) p->waiters--;
+  if (p->rr && !b->finished) set_hold(p);
+}
 
 static void rp_release(sb_proc *b) {
   rproc *p = RP(b);
   b->released = true;
-  if (!p->rr) proc_free(p); /* detached: its thread is joined already */
-  else maybe_free(p);
+  if (!p->rr) {
+    proc_free(p); /* detached: its thread is joined already */
+    return;
+  }
+  set_hold(p); /* nobody can read it any more */
+  maybe_free(p);
 }
 
 static void rr_close(sb_runner *r) {
@@ -648,6 +714,7 @@ static void rr_close(sb_runner *r) {
     if (b->finished) continue;
     send_signal(p, SIGKILL);
     atomic_store(&p->stop, true);
+    set_hold(p); /* a thread waiting for room lets go */
     join(p);
     drain(rr);
     if (!b->finished) finish(p);
@@ -681,8 +748,8 @@ static const sb_runner_ops remote_ops = {
     .close_stdin = rp_close_stdin,
     .pop = rp_pop,
     .stream_done = rp_stream_done,
-    .wait_begin = rp_wait,
-    .wait_end = rp_wait,
+    .wait_begin = rp_wait_begin,
+    .wait_end = rp_wait_end,
     .release = rp_release,
 };
 

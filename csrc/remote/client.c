@@ -82,6 +82,9 @@ static size_t on_stream(char *p, size_t size, size_t n, void *ud) {
     return sb_buf_append(s->r.m, &s->error_body, p, len) == 0 ? len : 0;
   }
   s->code = sb_connect_feed(&s->r, p, len, s->fn, s->ud, s->e);
+  /* the callee may have waited (a reader's backpressure): that time was not
+   * the link's to be quiet in */
+  s->last = sb_now();
   return s->code == SB_OK ? len : 0;
 }
 

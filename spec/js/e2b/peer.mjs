@@ -112,7 +112,11 @@ function startProcess(sb, req, deadlineMs) {
     });
   });
   // as envd: after a SIGTERM or SIGKILL through SendSignal, output is no longer forwarded
-  const out = (k) => (b) => p.outCancelled || push({ case: "data", value: { output: { case: k, value: new Uint8Array(b) } } });
+  const out = (k) => (b) => {
+    if (p.outCancelled) return;
+    push({ case: "data", value: { output: { case: k, value: new Uint8Array(b) } } });
+    throttle(p);
+  };
   child.stdout.on("data", out("stdout"));
   child.stderr.on("data", out("stderr"));
   let timer = null;
@@ -174,14 +178,36 @@ function findProcess(sb, sel) {
   throw new ConnectError("process not found", Code.NotFound);
 }
 
+// As envd: its output channel holds 64 events; past that its pipe reader,
+// and so the process, wait for the stream's reader.
+const BEHIND_MAX = 64;
+function throttle(p) {
+  const behind = p.following ? p.events.length - p.sent : 0;
+  const pause = behind > BEHIND_MAX;
+  if (pause === !!p.paused) return;
+  p.paused = pause;
+  for (const s of [p.child.stdout, p.child.stderr]) pause ? s.pause() : s.resume();
+}
+
 // Events of p from index `from` on, then keepalives while waiting, until the end.
 async function* follow(p, from, ctx, wrap) {
   const ping = Number(ctx.requestHeader.get("keepalive-ping-interval") || 0) * 1000;
   let i = from;
+  p.following = true;
+  p.sent = i;
+  try {
+    yield* events();
+  } finally {
+    p.following = false; // nobody follows: nothing to wait for
+    throttle(p);
+  }
+  async function* events() {
   for (;;) {
     while (i < p.events.length) {
       const ev = p.events[i++];
       yield wrap({ event: ev });
+      p.sent = i;
+      throttle(p);
       if (ev.case === "end") return;
     }
     if (ctx.signal.aborted) return; // the stream closed; the process goes on
@@ -195,6 +221,7 @@ async function* follow(p, from, ctx, wrap) {
       p._ping = false;
       yield wrap({ event: { case: "keepalive", value: {} } });
     }
+  }
   }
 }
 
