@@ -269,6 +269,16 @@ describe("RemoteSandbox", function()
     describe("kill the whole tree, as the local runner does", function()
       require("support.tree_kill")(it, function() return sb end, assert_gone, 0.5)
 
+      it("h:kill(sig) sends that signal to the whole tree, as locally", function()
+        local h = assert(sb:exec("sh", { "-c", "trap 'echo got-usr1; exit 3' USR1; echo up; while :; do sleep 0.05; done" },
+          { background = true }))
+        assert.equal("up\n", h:read("stdout", 5))
+        assert(h:kill("USR1"))
+        local r = h:wait()
+        assert.same({ 3, "up\ngot-usr1\n" }, { r.exit_code, r.stdout })
+        assert.has_error(function() h:kill("NOPE") end)
+      end)
+
       it("h:kill() and dispose take a background command's descendants too", function()
         local m1, m2 = procs.marker(), procs.marker()
         local h1 = assert(sb:exec("sh", { "-c", "sleep " .. m1 .. " & echo up; wait" }, { background = true }))

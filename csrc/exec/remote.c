@@ -292,9 +292,10 @@ static void give_back(rproc *p, int k, size_t n) {
   pthread_mutex_unlock(&p->rr->mu);
 }
 
-/* To the whole tree (exec/rtree.h): envd's SendSignal would reach the
- * wrapper alone, and would stop the output a SIGTERM leaves to come. A
- * SIGKILL whose sweep could not run still reaches the wrapper through envd. */
+/* To the whole tree (exec/rtree.h), any signal: envd's SendSignal knows
+ * only SIGTERM and SIGKILL, would reach the wrapper alone, and would stop
+ * the output a SIGTERM leaves to come. A SIGKILL whose sweep could not run
+ * still reaches the wrapper through envd. */
 static void send_signal(rproc *p, int sig) {
   rrunner *rr = p->rr;
   sb_err e = {.code = SB_OK};

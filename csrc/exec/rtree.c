@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 
 /* The wrapper (exec/rtree.h), POSIX sh as dash, bash and busybox run it.
@@ -31,6 +32,8 @@ static const char script[] =
     "*) exit 2 ;;" NL
     "esac" NL
     "d=$2 g=$3 m=$" SB_RTREE_VAR NL
+    /* what a signal to the tree must not end before the command */
+    "t='HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS'" NL
     "shift 3" NL
     /* execvp's look-up: EACCES when only something not executable is found */
     "e=" NL
@@ -47,20 +50,20 @@ static const char script[] =
     "  [ $e = ENOENT ] && printf '\\002' || printf '\\003'" NL
     "  exit 127" NL
     "fi" NL
-    /* the watchdog: in the tree, spared by its own sweeps, deaf to SIGTERM;
-     * its sleeps carry no mark (a sweep of ours must not end them early),
-     * and SIGUSR1 ends it with its sleep */
+    /* the watchdog: in the tree, spared by its own sweeps, deaf to the
+     * signals the tree may get; its sleeps carry no mark (a sweep of ours
+     * must not end them early), and SIGUSR1 ends it with its sleep */
     "w=" NL
     "if [ \"$d\" != 0 ]; then" NL
-    "  (trap : TERM; trap 'kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL
+    "  (trap : $t; trap 'kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL
     "   nap() { " SB_RTREE_VAR "= command -p sleep \"$1\" & z=$!;"
     " while kill -0 $z 2>/dev/null; do wait $z; done; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
     " </dev/null >/dev/null 2>&1 &" NL
     "  w=$!" NL
     "fi" NL
-    /* a SIGTERM to the tree must not end the wrapper before the command */
-    "trap : TERM" NL
+    /* a signal to the tree must not end the wrapper before the command */
+    "trap : $t" NL
     "printf '\\001'" NL
     "(exec \"$@\")" NL
     "s=$?" NL
@@ -70,7 +73,7 @@ static const char script[] =
     "if [ $s -gt 128 ]; then" NL
     "  case $((s - 128)) in" NL
     "  1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|24|25|26|27|29|30|31)"
-    " ulimit -c 0 2>/dev/null; trap - TERM; kill -$((s - 128)) $$ ;;" NL
+    " ulimit -c 0 2>/dev/null; trap - $((s - 128)); kill -$((s - 128)) $$ ;;" NL
     "  esac" NL
     "fi" NL
     "exit $s" NL;
@@ -104,7 +107,9 @@ static sb_code ignore(void *ud, const sb_rproc_event *ev, sb_err *e) {
 }
 
 sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e) {
-  const char *args[] = {"-c", script, "agent-sandbox", "kill", sig == SIGKILL ? "KILL" : "TERM", t->mark, NULL};
+  const char *name = sigabbrev_np(sig); /* by name: the engine's numbers need not be this host's */
+  if (!name) return sb_failf(e, SB_EINVAL, "signal %d has no name to send it by", sig);
+  const char *args[] = {"-c", script, "agent-sandbox", "kill", name, t->mark, NULL};
   sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .deadline = limit, .keepalive = 1};
   return sb_envd_start(m, d, &s, ignore, NULL, e);
 }

@@ -53,9 +53,9 @@ typedef struct sb_rtree_nums {
 void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
                      bool check);
 
-/* Send sig (SIGTERM or SIGKILL) to every process of the tree; SIGKILL is
- * repeated until none is left. One envd Start, followed to its end (at
- * most limit seconds). */
+/* Send sig to every process of the tree (by its name); SIGKILL is repeated
+ * until none is left. One envd Start, followed to its end (at most limit
+ * seconds). */
 sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e);
 
 #endif
