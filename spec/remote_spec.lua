@@ -423,7 +423,7 @@ describe("RemoteSandbox", function()
     end)
   end)
 
-  describe("grep fetches the files it searches together", function()
+  describe("grep and snapshot fetch the files they read together", function()
     -- envd calls the engine served for a sandbox, by path
     local function calls(sb)
       local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
@@ -446,6 +446,21 @@ describe("RemoteSandbox", function()
       local got = assert(sb:grep("line 7", { mode = "files" }))
       table.sort(got)
       assert.same(want, got)
+      local after = calls(sb)
+      assert.equal(before["/files"] or 0, after["/files"] or 0) -- no file read alone
+      assert.equal(1, after["/process.Process/Start"] - before["/process.Process/Start"])
+      sb:dispose()
+    end)
+
+    it("snapshot too: every file's bytes in one tar", function()
+      local sb = assert(new {})
+      tree(sb)
+      local before = calls(sb)
+      local snap = assert(sb:snapshot())
+      local n = 0
+      for _ in pairs(snap) do n = n + 1 end
+      assert.same({ 302, "line 7\n", "line 7 again\n", "line 7\n" },
+        { n, snap["d/f7.txt"], snap["d/e/deep.txt"], snap["d/e/hard.txt"] })
       local after = calls(sb)
       assert.equal(before["/files"] or 0, after["/files"] or 0) -- no file read alone
       assert.equal(1, after["/process.Process/Start"] - before["/process.Process/Start"])

@@ -146,6 +146,8 @@ static int visit(wstate *w, size_t from, size_t to, size_t rlen, sb_err *e) {
 
 sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {
   rnode *n = &RF(fs)->n[0];
+  RF(fs)->nwant = 0; /* notes (want_ref) belong to one walk: none left from an earlier one */
+  RF(fs)->wnames.len = 0;
   sb_code c = sb_rm_lookup(fs, p, true, n, e); /* a named start is followed: grep{path = "link"} */
   if (c != SB_OK) return c;
   if ((c = sb_rm_recheck(fs, n, NULL, 0, SB_ACC_LIST, sb_rm_kind(n->type), e)) != SB_OK) return c;

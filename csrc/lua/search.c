@@ -213,6 +213,72 @@ static int m_grep(lua_State *L) {
 static const sb_optspec snap_opts[] = {
     {"max_bytes", LUA_TNUMBER}, {"directories", LUA_TBOOLEAN}, {NULL, 0}};
 
+/* ---- snapshot through fetch_wanted (a remote backend) ------------------- */
+
+typedef struct snap_fetch {
+  lua_State *L;
+  int t, paths;     /* the result and the path list, on the method's stack */
+  uint64_t total;
+  sb_code code;     /* a file that could not be read (not ENOENT) */
+  lua_Integer bad;  /* its number */
+  bool raised;      /* a Lua error (out of memory), on the stack */
+} snap_fetch;
+
+/* t[paths[i]] = the bytes (args: t, paths, data, len, i); may raise. */
+static int snap_put(lua_State *L) {
+  lua_rawgeti(L, 2, lua_tointeger(L, 5));
+  lua_pushlstring(L, lua_touserdata(L, 3), (size_t)lua_tointeger(L, 4));
+  lua_rawset(L, 1);
+  return 0;
+}
+
+/* A file the walk noted, fetched; the Lua side runs protected, so an error
+ * never unwinds through the backend. */
+static bool snap_fetched(void *ud, void *tag, const char *data, size_t len, sb_code c) {
+  snap_fetch *f = ud;
+  lua_Integer i = (lua_Integer)(uintptr_t)tag;
+  if (c == SB_ENOENT || c == SB_EAGAIN) return true; /* vanished meanwhile; or not fetched after a stop */
+  if (f->code != SB_OK || f->raised) return false;
+  if (c != SB_OK) {
+    f->code = c;
+    f->bad = i;
+    return false;
+  }
+  lua_State *L = f->L;
+  if (!lua_checkstack(L, 8)) return f->raised = true, lua_pushliteral(L, "not enough memory"), false;
+  lua_pushcfunction(L, snap_put);
+  lua_pushvalue(L, f->t);
+  lua_pushvalue(L, f->paths);
+  lua_pushlightuserdata(L, (void *)data);
+  lua_pushinteger(L, (lua_Integer)len);
+  lua_pushinteger(L, i);
+  if (lua_pcall(L, 5, 0, 0) != LUA_OK) return f->raised = true, false;
+  f->total += len;
+  return true;
+}
+
+/* The files' bytes in one exchange: 0 with t filled and *total, or the
+ * method's failure (what sb_lua_fail pushed). */
+static int snap_fetch_all(lua_State *L, sb_sandbox *sb, sb_op *op, int t, int paths, uint64_t *total) {
+  snap_fetch f = {.L = L, .t = t, .paths = paths};
+  sb_err fe = {.code = SB_OK};
+  sb_code c = sb->fs.be->fetch_wanted(&sb->fs, true, snap_fetched, &f, &fe);
+  if (f.raised) return lua_error(L); /* its message is on top */
+  if (f.code != SB_OK) {
+    lua_rawgeti(L, paths, f.bad);
+    size_t n;
+    const char *rel = lua_tolstring(L, -1, &n);
+    if (sb_path_from_rel(&op->p, rel, n, &op->e) == SB_OK) sb_fail(&op->e, f.code, NULL);
+    return sb_lua_fail(L, sb, op);
+  }
+  if (c != SB_OK) {
+    op->e = fe;
+    return sb_lua_fail(L, sb, op);
+  }
+  *total = f.total;
+  return 0;
+}
+
 static int m_snapshot(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
   sb_lua_check_opts(L, 2, "snapshot", snap_opts);
@@ -224,7 +290,10 @@ static int m_snapshot(lua_State *L) {
   s->max_bytes = mb < 0 ? 0 : (uint64_t)mb;
   s->empty_dirs = sb_lua_opt_bool(L, 2, "directories", false);
   sb_path_from_rel(&op->p, "", 0, &op->e);
-  if (sb_search_snapshot(s) != SB_OK) return sb_lua_fail(L, sb, op);
+  if (sb_search_snapshot(s) != SB_OK) {
+    if (sb->fs.be->fetch_wanted) sb->fs.be->fetch_wanted(&sb->fs, false, snap_fetched, NULL, &(sb_err){.code = SB_OK});
+    return sb_lua_fail(L, sb, op);
+  }
   /* The path list goes into a Lua table first: reading may raise. */
   lua_createtable(L, 0, (int)s->count);
   int t = lua_gettop(L);
@@ -243,6 +312,11 @@ static int m_snapshot(lua_State *L) {
   sb_search_free(s);
   uint64_t total = 0;
   size_t n_paths = (size_t)lua_rawlen(L, paths);
+  bool fetched = sb->fs.be->fetch_wanted != NULL;
+  if (fetched) { /* the files' bytes came in one exchange; directories below */
+    int failed = snap_fetch_all(L, sb, op, t, paths, &total);
+    if (failed) return failed;
+  }
   for (size_t i = 1; i <= n_paths; i++) {
     lua_rawgeti(L, paths, (lua_Integer)i);
     size_t n;
@@ -250,6 +324,10 @@ static int m_snapshot(lua_State *L) {
     if (n && rel[n - 1] == '/') {
       lua_pushboolean(L, 1);
       lua_rawset(L, t);
+      continue;
+    }
+    if (fetched) {
+      lua_pop(L, 1);
       continue;
     }
     sb_path *fp = &op->p;

@@ -604,7 +604,6 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
 
 static int snap_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
                    const void *ref) {
-  (void)ref;
   sb_search *s = ud;
   if (!visit_budget(s)) return SB_WALK_STOP;
   if (!visible(s, rel, rlen, ent->type)) return SB_WALK_SKIP;
@@ -620,7 +619,12 @@ static int snap_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
     s->failed = true;
     return SB_WALK_STOP;
   }
-  return add_path(s, rel, rlen, SB_HIT_MATCH) ? SB_WALK_CONTINUE : SB_WALK_STOP;
+  if (!add_path(s, rel, rlen, SB_HIT_MATCH)) return SB_WALK_STOP;
+  /* where a file costs a round trip, its bytes come with the others
+   * (fetch_wanted); the tag is its hit's number, from 1 */
+  if (s->fs->be->want_ref && !s->fs->be->want_ref(s->fs, ref, (void *)(uintptr_t)s->count))
+    return oom(s), SB_WALK_STOP;
+  return SB_WALK_CONTINUE;
 }
 
 sb_code sb_search_snapshot(sb_search *s) {
