@@ -39,6 +39,13 @@ describe("RemoteSandbox", function()
     return sandbox.remote(opts)
   end
 
+  -- The envd calls the peer served for a sandbox: {[path] = count}.
+  local function envd_calls(sb)
+    local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
+    assert.equal(200, code, body)
+    return json.decode(body)
+  end
+
   -- The sandboxes the engine lists for our key: {[id] = state}.
   local function listed()
     local code, body = peer_lib.http("GET", peer.api .. "/v2/sandboxes", { ["X-API-Key"] = KEY })
@@ -115,10 +122,8 @@ describe("RemoteSandbox", function()
     it("refuses escaping and denied paths before any request leaves the host", function()
       local sb = assert(new { rules = { deny = { "secret/**" } }, extensions = { write = { ".txt" } } })
       local function calls()
-        local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
-        assert.equal(200, code, body)
         local n = 0
-        for _, k in pairs(json.decode(body)) do n = n + k end
+        for _, k in pairs(envd_calls(sb)) do n = n + k end
         return n
       end
       local before = calls()
@@ -424,11 +429,11 @@ describe("RemoteSandbox", function()
   end)
 
   describe("grep and snapshot fetch the files they read together", function()
-    -- envd calls the engine served for a sandbox, by path
-    local function calls(sb)
-      local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
-      assert.equal(200, code, body)
-      return json.decode(body)
+    local calls = envd_calls
+    -- what came between two counts was one tar: one Start, no file read alone
+    local function one_tar(before, after)
+      assert.equal(before["/files"] or 0, after["/files"] or 0)
+      assert.equal(1, after["/process.Process/Start"] - before["/process.Process/Start"])
     end
     local function tree(sb)
       assert(sb:exec_shell("mkdir -p d/e && for i in $(seq 300); do echo \"line $i\" > d/f$i.txt; done && " ..
@@ -446,9 +451,7 @@ describe("RemoteSandbox", function()
       local got = assert(sb:grep("line 7", { mode = "files" }))
       table.sort(got)
       assert.same(want, got)
-      local after = calls(sb)
-      assert.equal(before["/files"] or 0, after["/files"] or 0) -- no file read alone
-      assert.equal(1, after["/process.Process/Start"] - before["/process.Process/Start"])
+      one_tar(before, calls(sb))
       sb:dispose()
     end)
 
@@ -461,9 +464,7 @@ describe("RemoteSandbox", function()
       for _ in pairs(snap) do n = n + 1 end
       assert.same({ 302, "line 7\n", "line 7 again\n", "line 7\n" },
         { n, snap["d/f7.txt"], snap["d/e/deep.txt"], snap["d/e/hard.txt"] })
-      local after = calls(sb)
-      assert.equal(before["/files"] or 0, after["/files"] or 0) -- no file read alone
-      assert.equal(1, after["/process.Process/Start"] - before["/process.Process/Start"])
+      one_tar(before, calls(sb))
       sb:dispose()
     end)
 

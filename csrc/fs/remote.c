@@ -10,11 +10,8 @@
 #include "fs/dirlist.h"
 #include "remote/process.h"
 
-/* At most max bytes of the file at the real path rel into b (b->p[len] = '\0'). */
-static sb_code fetch(sb_fs *fs, const char *rel, size_t rlen, sb_buf *b, sb_err *e) {
+sb_code sb_rm_read_abs(sb_fs *fs, const char *path, sb_buf *b, sb_err *e) {
   rfs *r = RF(fs);
-  const char *path = sb_rm_abs(r, 1, rel, rlen);
-  if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
   uint64_t max = fs->policy->max_read_bytes;
   size_t cap = max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max;
   sb_buf_free(&fs->mem, b);
@@ -23,6 +20,13 @@ static sb_code fetch(sb_fs *fs, const char *rel, size_t rlen, sb_buf *b, sb_err 
   if (c == SB_OK && sb_buf_reserve(&fs->mem, b, 1) != 0) return sb_rm_oom(e);
   if (c == SB_OK) b->p[b->len] = '\0';
   return c;
+}
+
+/* The same for the file at the real root-relative path rel. */
+static sb_code fetch(sb_fs *fs, const char *rel, size_t rlen, sb_buf *b, sb_err *e) {
+  const char *path = sb_rm_abs(RF(fs), 1, rel, rlen);
+  if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  return sb_rm_read_abs(fs, path, b, e);
 }
 
 static sb_code rm_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {

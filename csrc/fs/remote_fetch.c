@@ -141,11 +141,8 @@ static sb_code tar_chunk(sb_fs *fs, chunk *k, sb_err *e) {
  * (EIO) is the fetch's own failure, said in e: never a file quietly left out. */
 static bool one(sb_fs *fs, size_t i, sb_fetch_fn fn, void *ud, sb_code *fail, sb_err *e) {
   rfs *r = RF(fs);
-  uint64_t max = fs->policy->max_read_bytes;
   sb_err fe = {.code = SB_OK};
-  sb_buf_free(&fs->mem, &r->ref); /* the read makes its own */
-  sb_code c = sb_envd_read(&fs->mem, &r->d, wname(r, i),
-                           max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max + !max, &r->ref, &fe);
+  sb_code c = sb_rm_read_abs(fs, wname(r, i), &r->ref, &fe);
   if (c == SB_EIO && *fail == SB_OK) {
     *e = fe;
     *fail = c;

@@ -53,6 +53,9 @@ bool sb_rm_join(char *out, size_t *olen, const char *dir, size_t dlen, const cha
 /* The common text for the codes whose envd words would name remote paths. */
 sb_code sb_rm_plain(sb_code c, sb_err *e);
 int sb_rm_type(sb_rtype t);
+/* At most max_read_bytes of the file at the absolute remote path into b
+ * (freed first; b->p[len] = '\0'); above that, the policy's EFBIG. */
+sb_code sb_rm_read_abs(sb_fs *fs, const char *path, sb_buf *b, sb_err *e);
 /* Stat the entry at the real path rel (a link described, not followed). */
 sb_code sb_rm_stat(sb_fs *fs, const char *rel, size_t rlen, rnode *out, sb_err *e);
 /* p resolved (a trailing "/" must name a directory). */

@@ -215,11 +215,7 @@ sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_er
   sb_code c = sb_policy_read_size(fs->policy, size, e);
   if (c != SB_OK) return c;
   rfs *r = RF(fs);
-  sb_buf_free(&fs->mem, &r->ref);
-  uint64_t max = fs->policy->max_read_bytes;
-  if ((c = sb_envd_read(&fs->mem, &r->d, path, max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max + !max,
-                        &r->ref, e)) != SB_OK)
-    return c;
+  if ((c = sb_rm_read_abs(fs, path, &r->ref, e)) != SB_OK) return c;
   int m = memfd_create("sandbox-remote", MFD_CLOEXEC);
   if (m < 0) return sb_fail_errno(e, errno);
   for (size_t done = 0; done < r->ref.len;) {
