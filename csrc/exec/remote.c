@@ -1,10 +1,8 @@
-#include "exec/remote.h"
+#include "exec/remote_impl.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,231 +11,6 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "exec/rtree.h"
-#include "remote/process.h"
-
-/* A dropped stream is reattached this many times, waiting RESUME_WAIT
- * seconds more before each try. */
-#define RESUME_TRIES 5
-#define RESUME_WAIT 0.2
-#define SWEEP_LIMIT 10 /* seconds a tree signal (exec/rtree.h) may take on the engine */
-#define EV_DONE 100    /* the thread is done with the stream: the last event */
-#define EV_RESUMED 101 /* the stream was followed again after a drop */
-
-/* One event from a stream's thread to the loop. */
-typedef struct rev {
-  struct rev *next;
-  struct rproc *p;
-  int kind; /* SB_REV_* or EV_DONE */
-  uint32_t pid;
-  int exit_code;
-  bool exited, timed_out;
-  sb_code code; /* EV_DONE: how the stream ended */
-  char text[160]; /* END: envd's status; EV_DONE: the failure's message; an END's error */
-  size_t len;
-  char data[];
-} rev;
-
-typedef struct rrunner {
-  sb_runner base;
-  sb_remote_runner_config cfg;
-  sb_mem mem; /* the Lua state's allocator: the loop's thread only */
-  pthread_mutex_t mu;
-  pthread_cond_t started; /* a thread's stream has started, or failed to */
-  int efd;
-  rev *head, **tail; /* events not yet dispatched */
-  bool tree_ok;      /* a command passed the wrapper's check (exec/rtree.h) */
-} rrunner;
-
-typedef struct rproc {
-  sb_proc base;
-  rrunner *rr; /* NULL once the runner closed */
-  sb_mem mem;
-  pthread_t th;
-  bool thread_live;  /* started, not joined */
-  atomic_bool stop;  /* the loop lets go of the stream */
-  sb_rproc_spec spec;
-  sb_rtree tree;     /* the mark of everything the command starts */
-  sb_rtree_nums nums;
-  char *specmem;     /* the spec's strings, for the thread (malloc) */
-  rev *done_ev;      /* the thread's last event, allocated up front */
-  size_t specsize;
-  /* the thread's own view: started (envd named it), go (the wrapper runs
-   * the command), failed (nothing ran), out (stdout's first byte seen) */
-  bool t_started, t_go, t_failed, t_out, t_ended;
-  uint32_t t_pid;
-  /* the start's outcome, under rr->mu: the loop waits for it in start */
-  bool t_ready;
-  sb_code t_code;
-  char t_msg[160];
-  /* h:read's backpressure, under rr->mu: bytes of a queued stream the
-   * thread handed over that h:read has not taken (or the loop dropped);
-   * while that reaches the cap and `hold` is on, the thread waits in its
-   * callback, so the link, envd's pipe and the command wait too, as a full
-   * pipe makes a local command wait */
-  size_t held[2];
-  bool hold;
-  pthread_cond_t room;
-  int waiters; /* wait calls in progress (the loop's) */
-  /* the loop's view */
-  bool started, ended, done, in_open;
-  uint32_t rpid;
-  char *stdin_data;
-  size_t stdin_len;
-  bool close_after_input;
-  double deadline, kill_at; /* monotonic; 0 = none */
-  bool eof[2];
-  sb_outq queue[2];
-} rproc;
-
-#define RR(r) ((rrunner *)(r))
-#define RP(p) ((rproc *)(p))
-
-/* ---- from the threads ------------------------------------------------- */
-
-static bool push(rrunner *rr, rev *v) {
-  v->next = NULL;
-  pthread_mutex_lock(&rr->mu);
-  *rr->tail = v;
-  rr->tail = &v->next;
-  pthread_mutex_unlock(&rr->mu);
-  uint64_t one = 1;
-  return write(rr->efd, &one, sizeof one) == sizeof one;
-}
-
-static rev *new_ev(rproc *p, int kind, size_t len) {
-  rev *v = calloc(1, sizeof *v + len + 1);
-  if (v) {
-    v->p = p;
-    v->kind = kind;
-    v->len = len;
-  }
-  return v;
-}
-
-/* Bytes h:read may hold per stream (the local runner's figure). */
-static size_t queue_cap(const rrunner *rr) {
-  return rr->cfg.max_output < 64 * 1024 ? 64 * 1024 : rr->cfg.max_output;
-}
-
-/* Tell start() how the start went (once). */
-static void tell_start(rproc *p, sb_code code, const char *msg) {
-  pthread_mutex_lock(&p->rr->mu);
-  if (!p->t_ready) {
-    p->t_ready = true;
-    p->t_code = code;
-    snprintf(p->t_msg, sizeof p->t_msg, "%s", msg ? msg : "");
-  }
-  pthread_cond_broadcast(&p->rr->started);
-  pthread_mutex_unlock(&p->rr->mu);
-}
-
-/* The command runs: the loop hears its start before anything else of it. */
-static bool command_runs(rproc *p) {
-  rev *v = new_ev(p, SB_REV_START, 0);
-  if (!v) return false;
-  v->pid = p->t_pid;
-  p->t_go = true;
-  push(p->rr, v);
-  tell_start(p, SB_OK, NULL);
-  return true;
-}
-
-static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
-  rproc *p = ud;
-  if (atomic_load(&p->stop)) return sb_fail(e, SB_EAGAIN, "the sandbox let go of the stream");
-  if (ev->kind == SB_REV_KEEPALIVE || p->t_failed) return SB_OK; /* failed: the wrapper's end is no result */
-  if (ev->kind == SB_REV_START) {
-    if (!p->t_started) p->t_pid = ev->pid; /* a reattached stream starts with it again */
-    p->t_started = true;
-    return SB_OK;
-  }
-  const char *data = ev->data;
-  size_t len = ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR ? ev->len : 0;
-  if (ev->kind == SB_REV_STDOUT && len && !p->t_out) { /* the wrapper's first byte (exec/rtree.h) */
-    p->t_out = true;
-    if (!p->t_go && (data[0] == SB_RTREE_ENOENT || data[0] == SB_RTREE_EACCES || data[0] == SB_RTREE_NOTREE)) {
-      p->t_failed = true;
-      tell_start(p, data[0] == SB_RTREE_ENOENT ? SB_ENOENT : data[0] == SB_RTREE_EACCES ? SB_EACCES : SB_ENOTSUP,
-                 NULL);
-      return SB_OK;
-    }
-    if (data[0] == SB_RTREE_GO) data++, len--;
-  }
-  if (!p->t_go) {
-    if (ev->kind == SB_REV_END) { /* the wrapper did not get as far as the command */
-      p->t_failed = true;
-      char msg[sizeof p->t_msg];
-      snprintf(msg, sizeof msg, "remote: the command did not start (%.100s)",
-               ev->error ? ev->error : ev->status ? ev->status : "no status");
-      tell_start(p, SB_EIO, msg);
-      return SB_OK;
-    }
-    if (!command_runs(p)) return sb_fail(e, SB_ENOSPC, "out of memory");
-  }
-  if ((ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR) && !len) return SB_OK;
-  if (len && p->base.queued[ev->kind == SB_REV_STDERR ? SB_ERR : SB_OUT]) {
-    int k = ev->kind == SB_REV_STDERR ? SB_ERR : SB_OUT;
-    pthread_mutex_lock(&p->rr->mu);
-    while (p->held[k] >= queue_cap(p->rr) && p->hold && !atomic_load(&p->stop))
-      pthread_cond_wait(&p->room, &p->rr->mu);
-    p->held[k] += len;
-    pthread_mutex_unlock(&p->rr->mu);
-  }
-  rev *v = new_ev(p, ev->kind, len);
-  if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
-  if (len) memcpy(v->data, data, len);
-  v->pid = p->t_pid;
-  if (ev->kind == SB_REV_END) {
-    p->t_ended = true;
-    v->exit_code = ev->exit_code;
-    v->exited = ev->exited;
-    v->timed_out = ev->timed_out;
-    snprintf(v->text, sizeof v->text, "%s", ev->error ? ev->error : ev->status ? ev->status : "");
-    v->code = ev->error ? SB_EIO : SB_OK; /* the error, not the status, says it could not run */
-  }
-  push(p->rr, v);
-  return SB_OK;
-}
-
-static void sleep_s(double s) {
-  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
-static void *stream_main(void *arg) {
-  rproc *p = arg;
-  rrunner *rr = p->rr; /* the runner joins every thread before it goes */
-  sb_mem plain;
-  sb_mem_init_plain(&plain); /* the Lua allocator is not for other threads */
-  sb_err e = {.code = SB_OK};
-  sb_code c = sb_envd_start(&plain, rr->cfg.envd, &p->spec, on_event, p, &e);
-  /* a dropped link while the process runs: follow it again (E2B #1128) */
-  for (int i = 1; c == SB_EIO && p->t_started && !p->t_ended && !p->t_failed && !atomic_load(&p->stop) &&
-                  i <= RESUME_TRIES; i++) {
-    /* dropped before the wrapper's first byte: it may have been printed
-     * meanwhile; the command is taken as started (output_incomplete says
-     * what may be missing) */
-    if (!p->t_go && !command_runs(p)) break;
-    sleep_s(RESUME_WAIT * i);
-    rev *r = new_ev(p, EV_RESUMED, 0); /* before any event of the new stream */
-    if (r) push(rr, r);
-    c = sb_envd_attach(&plain, rr->cfg.envd, p->t_pid, p->spec.keepalive, on_event, p, &e);
-  }
-  if (!p->t_go) { /* nothing ran (t_failed said why), or the start failed: start() says so, no event */
-    if (p->t_started && !p->t_failed) /* started, then lost before it could be followed */
-      sb_rtree_signal(&plain, rr->cfg.envd, &p->tree, SIGKILL, SWEEP_LIMIT, &(sb_err){.code = SB_OK});
-    tell_start(p, c == SB_OK ? SB_EIO : c,
-            c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
-    return NULL;
-  }
-  rev *v = p->done_ev; /* made with the process: the loop always hears the end */
-  p->done_ev = NULL;
-  v->code = p->t_ended ? SB_OK : c == SB_OK ? SB_EIO : c;
-  snprintf(v->text, sizeof v->text, "%s", c != SB_OK && e.msg ? e.msg : "the stream ended before the process did");
-  push(rr, v);
-  return NULL;
-}
 
 /* ---- the loop's side -------------------------------------------------- */
 
@@ -327,7 +100,7 @@ static int signal_of(const char *status) {
 }
 
 static void queue_add(rproc *p, int k, const char *d, size_t n) {
-  bool keep = p->hold || sb_outq_pending(&p->queue[k]) < queue_cap(p->rr);
+  bool keep = p->hold || sb_outq_pending(&p->queue[k]) < sb_rr_queue_cap(p->rr);
   if (!keep) {
     p->base.qdropped[k] += n; /* nobody reads while it ends: the result keeps head and tail */
   } else if (sb_outq_push(&p->mem, &p->queue[k], d, n) != 0) {
@@ -590,7 +363,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
    * all of it, and envd's deadline the wrapper after that. A background
    * one gets none (E2B #1074). */
   double watchdog = cmd->timeout > 0 && !cmd->background ? cmd->timeout + rr->cfg.grace + 2 : 0;
-  if (!build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) || !(p->done_ev = new_ev(p, EV_DONE, 0)) ||
+  if (!build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) || !(p->done_ev = sb_rr_new_ev(p, EV_DONE, 0)) ||
       (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
     proc_free(p);
     sb_fail(e, SB_ENOSPC, "out of memory");
@@ -604,7 +377,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   p->spec.keepalive = 1;
   b->t0 = sb_now();
   if (cmd->timeout > 0) p->deadline = b->t0 + cmd->timeout;
-  int err = pthread_create(&p->th, NULL, stream_main, p);
+  int err = pthread_create(&p->th, NULL, sb_rr_stream_main, p);
   if (err) {
     proc_free(p);
     sb_fail_errno(e, err);

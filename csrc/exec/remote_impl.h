@@ -1,0 +1,99 @@
+/* What the remote runner's two sides share (exec/remote.c: the loop's
+ * side, exec/remote_stream.c: each command's stream thread). Not a public
+ * header. */
+#ifndef SB_EXEC_REMOTE_IMPL_H
+#define SB_EXEC_REMOTE_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "exec/remote.h"
+#include "exec/rtree.h"
+#include "remote/process.h"
+
+/* A dropped stream is reattached this many times, waiting RESUME_WAIT
+ * seconds more before each try. */
+#define RESUME_TRIES 5
+#define RESUME_WAIT 0.2
+#define SWEEP_LIMIT 10 /* seconds a tree signal (exec/rtree.h) may take on the engine */
+#define EV_DONE 100    /* the thread is done with the stream: the last event */
+#define EV_RESUMED 101 /* the stream was followed again after a drop */
+
+/* One event from a stream's thread to the loop. */
+typedef struct rev {
+  struct rev *next;
+  struct rproc *p;
+  int kind; /* SB_REV_* or EV_DONE */
+  uint32_t pid;
+  int exit_code;
+  bool exited, timed_out;
+  sb_code code; /* EV_DONE: how the stream ended */
+  char text[160]; /* END: envd's status; EV_DONE: the failure's message; an END's error */
+  size_t len;
+  char data[];
+} rev;
+
+typedef struct rrunner {
+  sb_runner base;
+  sb_remote_runner_config cfg;
+  sb_mem mem; /* the Lua state's allocator: the loop's thread only */
+  pthread_mutex_t mu;
+  pthread_cond_t started; /* a thread's stream has started, or failed to */
+  int efd;
+  rev *head, **tail; /* events not yet dispatched */
+  bool tree_ok;      /* a command passed the wrapper's check (exec/rtree.h) */
+} rrunner;
+
+typedef struct rproc {
+  sb_proc base;
+  rrunner *rr; /* NULL once the runner closed */
+  sb_mem mem;
+  pthread_t th;
+  bool thread_live;  /* started, not joined */
+  atomic_bool stop;  /* the loop lets go of the stream */
+  sb_rproc_spec spec;
+  sb_rtree tree;     /* the mark of everything the command starts */
+  sb_rtree_nums nums;
+  char *specmem;     /* the spec's strings, for the thread (malloc) */
+  rev *done_ev;      /* the thread's last event, allocated up front */
+  size_t specsize;
+  /* the thread's own view: started (envd named it), go (the wrapper runs
+   * the command), failed (nothing ran), out (stdout's first byte seen) */
+  bool t_started, t_go, t_failed, t_out, t_ended;
+  uint32_t t_pid;
+  /* the start's outcome, under rr->mu: the loop waits for it in start */
+  bool t_ready;
+  sb_code t_code;
+  char t_msg[160];
+  /* h:read's backpressure, under rr->mu: bytes of a queued stream the
+   * thread handed over that h:read has not taken (or the loop dropped);
+   * while that reaches the cap and `hold` is on, the thread waits in its
+   * callback, so the link, envd's pipe and the command wait too, as a full
+   * pipe makes a local command wait */
+  size_t held[2];
+  bool hold;
+  pthread_cond_t room;
+  int waiters; /* wait calls in progress (the loop's) */
+  /* the loop's view */
+  bool started, ended, done, in_open;
+  uint32_t rpid;
+  char *stdin_data;
+  size_t stdin_len;
+  bool close_after_input;
+  double deadline, kill_at; /* monotonic; 0 = none */
+  bool eof[2];
+  sb_outq queue[2];
+} rproc;
+
+#define RR(r) ((rrunner *)(r))
+#define RP(p) ((rproc *)(p))
+
+/* Bytes h:read may hold per stream (the local runner's figure). */
+size_t sb_rr_queue_cap(const rrunner *rr);
+/* A new event of p's (zeroed, len bytes of data), or NULL. */
+rev *sb_rr_new_ev(rproc *p, int kind, size_t len);
+/* A command's stream thread: starts it, follows it (again after a drop),
+ * hands its events to the loop. */
+void *sb_rr_stream_main(void *arg);
+
+#endif
