@@ -1,0 +1,91 @@
+-- What this host itself allows, learned once per run, so a spec asserts only
+-- what the sandbox adds. Machines of one kind differ (one faults on i386
+-- system calls outside any sandbox, another has no x32 ABI, no IPv6, a
+-- cgroup v1 hierarchy, an older Landlock): where the host cannot do a thing
+-- at all, nothing is at risk and nothing is checked. Such a case passes
+-- with a note; the notes are printed before the suite's last line
+-- (spec/support/summary.lua), never dropped.
+local sh = require "support.sh"
+local assert = require "luassert"
+
+local M = {}
+
+local cache = {}
+
+-- busted reloads modules for every spec file (insulation): the notes live
+-- in a file of this test process, which the summary reads at the end.
+M.notes_file = "/tmp/sandbox-test-notes-" .. sh.pid()
+local function notes_file() return M.notes_file end
+
+--- Record that `what` was not checked on this host, and why.
+function M.note(what, why)
+  local f = assert(io.open(notes_file(), "a"))
+  f:write(what, ": ", why, "\n")
+  f:close()
+end
+
+--- The notes of this run, each once, in the order they were made; `take`
+--- removes them.
+function M.notes(take)
+  local out, seen = {}, {}
+  local f = io.open(notes_file(), "r")
+  if f then
+    for l in f:lines() do
+      if not seen[l] then
+        seen[l] = true
+        out[#out + 1] = l
+      end
+    end
+    f:close()
+    if take then os.remove(notes_file()) end
+  end
+  return out
+end
+
+-- spec/c/attack.c run unconfined, as this process: "ok", "refused ERRNO",
+-- or "killed by signal N" (the call faulted before any kernel answer).
+local function unconfined(op)
+  if cache[op] == nil then
+    local ok, out = sh.run(("%s/test/attack %s; echo \"rc=$?\""):format(sh.build, op))
+    local text, rc = (out or ""):match("^(.-)\n?rc=(%d+)%s*$")
+    rc = tonumber(rc)
+    if rc and rc > 128 then
+      cache[op] = ("killed by signal %d"):format(rc - 128)
+    else
+      cache[op] = (text or out or ""):gsub("%s+$", "")
+    end
+    assert(ok ~= nil)
+  end
+  return cache[op]
+end
+M.unconfined = unconfined
+
+--- What the unconfined run of `op` is taken to print (this module's own
+--- spec, to show both branches on any host).
+function M.assume(op, out) cache[op] = out end
+
+-- Attacks whose call the host may not offer at all: the other system-call
+-- ABIs. Only harmless calls (getpid) are made unconfined.
+local ABI = { x32 = "the x32 ABI", i386 = "i386 system calls (int $0x80)" }
+
+--- Can the host itself make this ABI's calls? true, or false and why.
+function M.abi(op)
+  local out = unconfined(op)
+  if out == "ok" then return true end
+  return false, ("%s: not available on this host outside any sandbox either (%s)"):format(ABI[op], out ~= "" and out or "no output")
+end
+
+--- Assert that a confined attack was refused, where the host allows the
+--- call; where it does not, note it and pass.
+function M.expect_refused(op, out, label)
+  if ABI[op] then
+    local can, why = M.abi(op)
+    if not can then
+      M.note("refusal of " .. (label or op), why)
+      return
+    end
+  end
+  assert.matches("^refused", out, 1, label or op)
+end
+
+return M
