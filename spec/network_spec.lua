@@ -6,6 +6,7 @@ local sandbox = require "sandbox"
 local backends = require "support.backends"
 local httpd = require "support.httpd"
 local sh = require "support.sh"
+local hostcan = require "support.host"
 
 local confine = not os.getenv("SANDBOX_TEST_UNCONFINED") -- valgrind: see the Makefile
 
@@ -302,6 +303,41 @@ describe("commands with allowed_hosts", function()
     named:dispose()
   end)
 
+  it("cannot reach the host itself through '*': no address of any of its interfaces (unless listed)", function()
+    -- the host's own addresses other than loopback (eth0's, a bridge's)
+    local ok, out = sh.run("ip -o -4 addr show 2>/dev/null")
+    local addrs = {}
+    for a in (ok and out or ""):gmatch("inet ([%d%.]+)/") do
+      if not a:match("^127%.") then addrs[#addrs + 1] = a end
+    end
+    if #addrs == 0 then
+      hostcan.note("the proxy's refusal of the host's own addresses", "this host has no IPv4 address but loopback")
+      return
+    end
+    local S = httpd.start("0.0.0.0") -- a host service on every address
+    local star = new { allowed_hosts = { "*" }, allow_shell = true }
+    for _, a in ipairs(addrs) do
+      local before = #S.requests()
+      local r = assert(star:exec_shell(("curl -s -m 5 -D - http://%s:%d/hello"):format(a, S.port)))
+      assert.matches("^HTTP/1.1 403", r.stdout)
+      assert.matches("an address of this host", r.stdout)
+      local t = assert(star:exec_shell(("curl -s -m 5 -p -o /dev/null -w '%%{http_connect}' http://%s:%d/hello")
+        :format(a, S.port)))
+      assert.equal("403", t.stdout) -- the CONNECT itself was refused
+      local body, msg, code = star:http_get(("http://%s:%d/hello"):format(a, S.port))
+      assert.is_nil(body)
+      assert.equal("EACCES", code, msg)
+      assert.equal(before, #S.requests(), "the host's service saw a request")
+    end
+    star:dispose()
+    -- listed by its address, it is reached: the refusal is the rule's
+    local listed = new { allowed_hosts = { addrs[1] .. ":" .. S.port }, allow_shell = true }
+    local r = assert(listed:exec_shell(("curl -sS -m 5 http://%s:%d/hello"):format(addrs[1], S.port)))
+    assert.equal("hello from the test server\n", r.stdout, r.stderr)
+    listed:dispose()
+    S.stop()
+  end)
+
   it("have no direct route around the proxy", function()
     local before = #A.requests()
     local r = sh_in("curl -sS -m 5 --noproxy '*' " .. A.url "/hello")
@@ -412,6 +448,26 @@ describe("exposed ports", function()
     assert.matches("X%-Other: kept", body)
     assert.is_nil(body:find(h.token, 1, true))
     assert.is_nil(body:lower():find("authorization", 1, true))
+  end)
+
+  it("strips every form of the token it accepts, whichever one let the request in", function()
+    local h = serve { expose_port = 0, port_auth = { type = "token" } }
+    for _, hdrs in ipairs {
+      { "X-Sandbox-Token: " .. h.token, "Authorization: Bearer " .. h.token },
+      { "Authorization: Bearer " .. h.token, "X-Sandbox-Token: " .. h.token },
+      { "X-Sandbox-Token: " .. h.token, "X-Sandbox-Token: " .. h.token },
+      { "Authorization: bearer " .. h.token, "X-Other: kept" },
+    } do
+      local code, body = httpd.curl(h.url .. "echo", hdrs)
+      assert.equal(200, code, table.concat(hdrs, ", "))
+      assert.matches("GET /echo", body)
+      assert.is_nil(body:find(h.token, 1, true), table.concat(hdrs, ", "))
+    end
+    -- the command's own credentials pass untouched
+    local code, body = httpd.curl(h.url .. "echo", { "X-Sandbox-Token: " .. h.token, "Authorization: Basic dXNlcjpwdw==" })
+    assert.equal(200, code)
+    assert.matches("Authorization: Basic dXNlcjpwdw==", body)
+    assert.is_nil(body:find(h.token, 1, true))
   end)
 
   it("refuses heads another server could read differently (bare LF, folding, NUL)", function()

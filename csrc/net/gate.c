@@ -16,14 +16,14 @@ static bool token_equal(const sb_gate *g, const char *s) {
   return diff == 0;
 }
 
-/* The token from "Authorization: Bearer <t>" or "X-Sandbox-Token: <t>". */
-static bool authorized(const sb_gate *g, const char *head, size_t len, bool *bearer) {
+/* Does a header `name` of the request (any of them: a name may repeat)
+ * carry the token, as itself or (bearer) as "Bearer <t>"? */
+static bool carries(const sb_gate *g, const char *head, size_t len, const char *name, bool bearer) {
   char v[SB_TOKEN_MAX + 32];
-  *bearer = false;
-  if (sb_http_header(head, len, "X-Sandbox-Token", v, sizeof v) && token_equal(g, v)) return true;
-  if (sb_http_header(head, len, "Authorization", v, sizeof v) && strncasecmp(v, "Bearer ", 7) == 0 &&
-      token_equal(g, v + 7))
-    return *bearer = true;
+  for (unsigned i = 0; i < 64 && sb_http_header_nth(head, len, name, i, v, sizeof v); i++) {
+    if (!bearer && token_equal(g, v)) return true;
+    if (bearer && strncasecmp(v, "Bearer ", 7) == 0 && token_equal(g, v + 7)) return true;
+  }
   return false;
 }
 
@@ -52,18 +52,20 @@ static void on_activity(sb_netserver *s) {
 
 static void on_head(sb_netconn *c, const char *head, size_t len) {
   sb_gate *g = c->srv->ud;
-  bool bearer = false;
   if (atomic_load(&g->fired)) {
     sb_netconn_refuse(c, 503, "port-expired", "sandbox: the command behind this port was stopped "
                                               "after being idle for port_ttl");
     return;
   }
-  if (g->toklen && !authorized(g, head, len, &bearer)) {
+  bool bearer = g->toklen && carries(g, head, len, "Authorization", true);
+  if (g->toklen && !bearer && !carries(g, head, len, "X-Sandbox-Token", false)) {
     sb_netconn_refuse(c, 401, "token-required", "sandbox: this port needs its token "
                       "(header 'Authorization: Bearer <token>' or 'X-Sandbox-Token: <token>')");
     return;
   }
-  /* the token stops here: the command never sees it */
+  /* the token stops here, in every form it was accepted in: the command
+   * never sees it (an Authorization header bearing it goes, whichever form
+   * let the request in) */
   static const char *const drop_token[] = {"X-Sandbox-Token", NULL};
   static const char *const drop_both[] = {"X-Sandbox-Token", "Authorization", NULL};
   size_t cap = len + 8;

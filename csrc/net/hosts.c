@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,24 @@ static bool special(int fam, const uint8_t *a, const char **what) {
   return false;
 }
 
+/* An address of one of this host's own interfaces (its eth0 address, a
+ * bridge's): "*" must not reach the host itself through it, as it must not
+ * through loopback. Asked each time (interfaces come and go); when the
+ * kernel cannot say, the answer is yes (refused). */
+static bool host_own(int fam, const uint8_t *a) {
+  struct ifaddrs *ifs;
+  if (getifaddrs(&ifs) != 0) return true;
+  bool own = false;
+  for (struct ifaddrs *i = ifs; i && !own; i = i->ifa_next) {
+    if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6)) continue;
+    uint8_t b[16];
+    int f = addr_of(i->ifa_addr, b);
+    own = f == fam && memcmp(a, b, fam == AF_INET ? 4 : 16) == 0;
+  }
+  freeifaddrs(ifs);
+  return own;
+}
+
 static bool port_ok(const sb_hostrule *r, uint16_t port) { return !r->port || r->port == port; }
 
 static bool addr_rule_matches(const sb_hostrule *r, int fam, const uint8_t *a, uint16_t port) {
@@ -251,7 +270,10 @@ bool sb_net_addr_allowed(const sb_netpolicy *p, const struct sockaddr *sa, uint1
       return false;
     }
   const char *what;
-  if (!special(fam, a, &what)) return true;
+  if (!special(fam, a, &what)) {
+    if (!host_own(fam, a)) return true;
+    what = "an address of this host";
+  }
   for (size_t i = 0; i < p->allow.n; i++)
     if (addr_rule_matches(&p->allow.v[i], fam, a, port)) return true;
   snprintf(why, n, "%s is %s, refused unless allowed_hosts lists that address",

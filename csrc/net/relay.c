@@ -462,12 +462,16 @@ static bool header_named(const char *line, size_t n, const char *name) {
 }
 
 bool sb_http_header(const char *head, size_t len, const char *name, char *out, size_t outlen) {
+  return sb_http_header_nth(head, len, name, 0, out, outlen);
+}
+
+bool sb_http_header_nth(const char *head, size_t len, const char *name, unsigned nth, char *out, size_t outlen) {
   const char *end = head + len, *p = line_end(head, end);
   if (!p) return false;
   for (p += 2; p < end;) {
     const char *eol = line_end(p, end);
     if (!eol || eol == p) break;
-    if (header_named(p, (size_t)(eol - p), name)) {
+    if (header_named(p, (size_t)(eol - p), name) && nth-- == 0) {
       const char *v = p + strlen(name) + 1;
       while (v < eol && (*v == ' ' || *v == '\t')) v++;
       const char *ve = eol;

@@ -82,6 +82,8 @@ bool sb_http_request_line(const char *head, size_t len, char *method, size_t mle
                           size_t tlen);
 /* The value of header `name` (case-insensitive), copied; false if absent. */
 bool sb_http_header(const char *head, size_t len, const char *name, char *out, size_t outlen);
+/* The same for the nth (from 0) header of that name: a request may repeat one. */
+bool sb_http_header_nth(const char *head, size_t len, const char *name, unsigned nth, char *out, size_t outlen);
 /* Rebuild a head: the new request line (NULL: the original one), then the headers minus the ones in
  * `drop` (NULL-terminated, case-insensitive), then `extra` (complete lines).
  * Returns the length, or 0 if it does not fit. */

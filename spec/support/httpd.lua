@@ -8,11 +8,13 @@ local M = {}
 
 local running = {}
 
---- Start a server on 127.0.0.1 (a free port). Returns
---- {port, pid, url(path), requests() -> {request lines}, stop()}.
-function M.start()
+--- Start a server on 127.0.0.1 (or `bind`, "0.0.0.0": every address of
+--- the host), a free port. Returns {port, pid, url(path), requests() ->
+--- {request lines}, stop()}.
+function M.start(bind)
   local log = backends.tmpdir("httpd") .. "/requests.log"
-  local p = sh.popen(("exec %s/test/httpd %s"):format(sh.build, sh.quote(log)))
+  local p = sh.popen(("exec %s/test/httpd %s%s"):format(sh.build, bind and ("--bind " .. bind .. " ") or "",
+    sh.quote(log)))
   local port, pid = p:read("*l"):match("^(%d+) (%d+)$")
   local s = { port = tonumber(port), pid = tonumber(pid), pipe = p, log = log }
   function s.url(path) return ("http://127.0.0.1:%d%s"):format(s.port, path or "/") end
