@@ -1,5 +1,7 @@
 -- exec workloads (SPEC §10, perf.md W3) from Lua.
---   lua5.4 bench/exec_ops.lua spawn <n> [heap-MB] [unconfined]  sb:exec("/bin/true")
+--   lua5.4 bench/exec_ops.lua spawn <n> [heap-MB] [unconfined|deny-name|deny-tree]  sb:exec("/bin/true")
+--     (deny-name: rules = {deny = {".env"}}; deny-tree: {deny = {"**/*.pem"}} over
+--     10 000 files in 100 directories: the view re-checked before each command)
 --   lua5.4 bench/exec_ops.lua os-execute <n> [heap-MB]        os.execute("/bin/true")
 --   lua5.4 bench/exec_ops.lua pipe <bytes>                    stdout throughput
 -- Prints "RESULT <impl> <phase> <ops> <seconds> 1".
@@ -18,14 +20,24 @@ os.execute("mkdir -p " .. root .. "/bench-exec")
 local suffix = heap > 0 and "-heap" or ""
 
 if mode == "spawn" then
-  local unconfined = arg[4] == "unconfined"
+  local variant = arg[4] or "confined"
+  local unconfined = variant == "unconfined"
   local opts = { base_dir = root .. "/bench-exec", confine = not unconfined, allow_outbound = unconfined }
+  if variant == "deny-name" then
+    opts.rules = { deny = { ".env" } }
+  elseif variant == "deny-tree" then
+    opts.base_dir = root .. "/bench-exec-tree"
+    if not io.open(opts.base_dir .. "/d99/f99.txt") then
+      os.execute(("mkdir -p %s && cd %s && for d in $(seq 0 99); do mkdir -p d$d; for f in $(seq 0 99); do "
+        .. ": > d$d/f$f.txt; done; done"):format(opts.base_dir, opts.base_dir))
+    end
+    opts.rules = { deny = { "**/*.pem" } }
+  end
   local sb = assert(sandbox.container(opts))
   assert(sb:exec("/bin/true"))
   local t = clock()
-  for _ = 1, n do sb:exec("/bin/true") end
-  print(("RESULT lua-sandbox-exec-%s%s spawn %d %.6f 1"):format(
-    unconfined and "unconfined" or "confined", suffix, n, clock() - t))
+  for _ = 1, n do assert(sb:exec("/bin/true")) end
+  print(("RESULT lua-sandbox-exec-%s%s spawn %d %.6f 1"):format(variant, suffix, n, clock() - t))
   sb:dispose()
 elseif mode == "os-execute" then
   local t = clock()

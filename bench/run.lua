@@ -45,7 +45,12 @@ job(("lua5.4 bench/container_ops.lua sandbox %s 3"):format(dir("sandbox")), true
 job(("lua5.4 bench/container_ops.lua lua-io %s 3"):format(dir("lua-io")), true)
 job(("%s/w3_c spawn %d"):format(B, SPAWNS))
 job(("lua5.4 bench/exec_ops.lua spawn %d 0 unconfined"):format(SPAWNS))
-if CONFINED then job(("lua5.4 bench/exec_ops.lua spawn %d"):format(SPAWNS)) end
+if CONFINED then
+  job(("lua5.4 bench/exec_ops.lua spawn %d"):format(SPAWNS))
+  -- the policy in the view: deny rules re-checked before each command (SPEC §6.1)
+  job(("lua5.4 bench/exec_ops.lua spawn %d 0 deny-name"):format(SPAWNS))
+  job(("lua5.4 bench/exec_ops.lua spawn %d 0 deny-tree"):format(SPAWNS // 4))
+end
 job(("lua5.4 bench/exec_ops.lua os-execute %d"):format(SPAWNS))
 if HAVE_BWRAP then job(("%s/w3_c bwrap %d %s"):format(B, SPAWNS, dir("bwrap"))) end
 if HAVE_NODE then job(("node bench/baseline/spawn.js %d"):format(SPAWNS)) end
@@ -155,6 +160,10 @@ spawn_rows("lua-sandbox-exec-unconfined", "unconfined", 1.15)
 spawn_rows("lua-sandbox-exec-confined", "confined", 1.6)
 row("exec /bin/true", "confined", "lua-sandbox-exec-confined", "bwrap-unshare-all", "spawn", nil, "time", 1,
     "bwrap builds its namespaces and view per command; the sandbox once per sandbox")
+row("exec /bin/true", "confined, deny \".env\"", "lua-sandbox-exec-deny-name", "lua-sandbox-exec-confined", "spawn",
+    nil, "time", nil, "vs confined without rules: one listing of the root per command")
+row("exec /bin/true", "confined, deny \"**/*.pem\", 10k files", "lua-sandbox-exec-deny-tree", "lua-sandbox-exec-confined",
+    "spawn", nil, "time", nil, "vs confined without rules: a walk of the tree per command")
 row("exec, 1 GiB host heap", "unconfined", "lua-sandbox-exec-unconfined-heap", "lua-sandbox-exec-unconfined",
     "spawn", nil, "time", 1.2, "vs the same without the heap")
 row("exec, 1 GiB host heap", "confined", "lua-sandbox-exec-confined-heap", "lua-sandbox-exec-confined",

@@ -129,7 +129,9 @@ describe("RemoteSandbox", function()
       local before = calls()
       for _, c in ipairs {
         { "EESCAPE", sb:read_file("../../etc/passwd") }, { "EESCAPE", sb:read_file("/etc/passwd") },
-        { "EESCAPE", sb:write_file("../x.txt", "x") }, { "EESCAPE", sb:exec("pwd", {}, { cwd = "../.." }) },
+        { "EESCAPE", sb:write_file("../x.txt", "x") },
+        -- commands: none at all, as the rules would not bind them on the engine (SPEC §6.1)
+        { "ENOTSUP", sb:exec("cat", { "secret/key" }) },
         { "EESCAPE", sb:readdir("/home") }, { "EESCAPE", sb:rename("a.txt", "../../b.txt") },
         { "EACCES", sb:read_file("secret/key") }, { "EACCES", sb:write_file("notes.md", "x") },
         { "EINVAL", sb:read_file("a\0b") }, { "EINVAL", sb:remove(".") },
@@ -138,6 +140,27 @@ describe("RemoteSandbox", function()
       end
       assert.equal(before, calls(), "a request reached the engine")
       sb:dispose()
+      local plain = assert(new())
+      local n0 = 0
+      for _, k in pairs(envd_calls(plain)) do n0 = n0 + k end
+      assert.equal("EESCAPE", select(3, plain:exec("pwd", {}, { cwd = "../.." })))
+      local n1 = 0
+      for _, k in pairs(envd_calls(plain)) do n1 = n1 + k end
+      assert.equal(n0, n1, "a request reached the engine")
+      plain:dispose()
+    end)
+
+    it("refuses commands when read_only or rules are set: nothing on the engine binds them", function()
+      for _, opts in ipairs { { read_only = true }, { rules = { allow = { "src/**" } } } } do
+        local sb = assert(new(opts))
+        local r, msg, code = sb:exec("true")
+        assert.is_nil(r)
+        assert.equal("ENOTSUP", code)
+        assert.matches("do not bind them", msg)
+        assert.matches("do not bind them", sb.confinement.refused)
+        assert.is_false(sb.confinement[opts.read_only and "read_only" or "rules"].enforced)
+        sb:dispose()
+      end
     end)
 
     it("gives env to the sandbox at creation and to every command", function()

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,4 +26,13 @@ ssize_t sb_read_small(int dirfd, const char *path, char *buf, size_t cap) {
   errno = err;
   if (n >= 0) buf[n] = '\0';
   return n;
+}
+
+int sb_fd_path(int fd, char *out, size_t cap) {
+  char lnk[48];
+  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(lnk, out, cap - 1);
+  if (n <= 0) return -1;
+  out[n] = '\0';
+  return 0;
 }

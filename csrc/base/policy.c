@@ -85,6 +85,24 @@ static bool leads_to_allowed(const sb_strv *allow, const char *path, size_t len)
   return false;
 }
 
+bool sb_policy_denied(const sb_policy *p, const char *path, size_t len) {
+  return rule_covers(&p->deny, path, len) >= 0;
+}
+
+bool sb_policy_rule_at(const sb_policy *p, int list, const char *path, size_t len) {
+  const sb_strv *r = list == SB_POLICY_DENY ? &p->deny : &p->allow;
+  for (size_t i = 0; i < r->n; i++)
+    if (sb_glob_match(r->v[i], r->len[i], path, len)) return true;
+  return false;
+}
+
+bool sb_policy_rule_below(const sb_policy *p, int list, const char *dir, size_t len) {
+  const sb_strv *r = list == SB_POLICY_DENY ? &p->deny : &p->allow;
+  for (size_t i = 0; i < r->n; i++)
+    if (sb_glob_could_match_below(r->v[i], r->len[i], dir, len)) return true;
+  return false;
+}
+
 bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t len) {
   if (!has) return true;
   const char *base = clean;
@@ -179,6 +197,21 @@ sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const c
   if (memchr(target, '\0', tlen)) return sb_fail(e, SB_EINVAL, "the link target contains a NUL byte");
   if (tlen > SB_PATH_MAX) return sb_failf(e, SB_ENAMETOOLONG, "link target longer than %d bytes", SB_PATH_MAX);
   if (p->allow_escaping_links) return SB_OK;
+  /* A ".." after a name steps back out of whatever that name is when the
+   * link is followed (a link to anywhere, made later): its meaning is not
+   * the text's. Only leading ".." are judged as written. */
+  bool named = false;
+  for (size_t i = 0; i < tlen;) {
+    size_t j = i;
+    while (j < tlen && target[j] != '/') j++;
+    size_t n = j - i;
+    if (sb_path_is_dotdot(target + i, n) && named)
+      return sb_fail(e, SB_EESCAPE, "a '..' after a name in a link target leads wherever that name leads when "
+                     "the link is followed, not where the text says: write the target without it (\"b\" for "
+                     "\"a/../b\")");
+    if (n && !sb_path_is_dot(target + i, n) && !sb_path_is_dotdot(target + i, n)) named = true;
+    i = j + 1;
+  }
   char out[2 * SB_PATH_MAX + 2];
   if (sb_link_join(dir, dlen, target, tlen, out, sizeof out) < 0)
     return sb_fail(e, SB_EESCAPE, target[0] == '/'

@@ -52,6 +52,15 @@ sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean,
                         size_t len, int kind, sb_err *e);
 /* For listings (readdir, glob, grep): should this entry be shown at all? */
 bool sb_policy_visible(const sb_policy *p, const char *clean, size_t len, int kind);
+/* The rules as a view mirrors them (the commands' mount view,
+ * confine/rules.c): does a rule of `list` (SB_POLICY_DENY or _ALLOW) match
+ * this exact path; could one match it or something below it? */
+bool sb_policy_rule_at(const sb_policy *p, int list, const char *path, size_t len);
+bool sb_policy_rule_below(const sb_policy *p, int list, const char *dir, size_t len);
+/* Does a deny rule cover this path (it or an ancestor)? */
+bool sb_policy_denied(const sb_policy *p, const char *path, size_t len);
+/* Are there deny or allow rules at all? */
+static inline bool sb_policy_has_rules(const sb_policy *p) { return p->deny.n > 0 || p->has_allow; }
 /* Does the extension allowlist let contents of this file be read? */
 bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t len);
 /* May a link with this target be made in the directory `dir` (its clean

@@ -18,6 +18,7 @@ void sb_confine_init(sb_confine *c) {
   memset(c, 0, sizeof *c);
   c->ruleset_fd = -1;
   c->merged_fd = -1;
+  c->upper_fd = -1;
   c->tmp_parent = -1;
   sb_confine_steps_init(&c->steps);
   sb_limits_init(&c->limits);
@@ -97,6 +98,147 @@ static int setup_limits(sb_confine *c, const sb_confine_opts *o, bool root) {
   return 0;
 }
 
+/* ---- the policy (SPEC §6.1) --------------------------------------------- */
+
+static bool root_read_only(const sb_confine_opts *o) {
+  return (o->policy && o->policy->read_only) || o->mode == 'r';
+}
+
+/* Is `dir` the root or above it? */
+static bool covers(const char *dir, const char *root) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  if (n == 1 && dir[0] == '/') return true;
+  return strncmp(root, dir, n) == 0 && (root[n] == '\0' || root[n] == '/');
+}
+
+/* Landlock's rules add up along a path: where a tree commands may read is
+ * the root or lies above it, mode "w" cannot keep them from reading the
+ * root. That tree, or NULL. */
+static const char *reads_above_root(const sb_confine_opts *o, char *buf, size_t cap) {
+  const char *root = o->root_path;
+  static const char *const view_rw[] = {"/tmp", "/dev/shm", "/proc", "/dev/pts", NULL};
+  for (size_t i = 0; o->namespaces && view_rw[i]; i++)
+    if (covers(view_rw[i], root)) return view_rw[i];
+  for (size_t i = 0; sb_system_rx[i]; i++)
+    if (covers(sb_system_rx[i], root)) return sb_system_rx[i];
+  for (size_t i = 0; sb_system_ro[i]; i++)
+    if (covers(sb_system_ro[i], root)) return sb_system_ro[i];
+  for (size_t i = 0; o->read_paths && o->read_paths[i]; i++)
+    if (covers(o->read_paths[i], root)) return o->read_paths[i];
+  for (size_t i = 0; i < o->tree.nro; i++)
+    if (sb_fd_path(o->tree.ro_fds[i], buf, cap) == 0 && covers(buf, root)) return buf;
+  return NULL;
+}
+
+/* Commands fail closed with this reason (the first one stays). */
+static void refuse(sb_confine *c, const char *fmt, const char *arg) {
+  if (c->refuse) return;
+  c->refuse = true;
+  snprintf(c->why, sizeof c->why, fmt, arg);
+}
+
+/* What of the policy no layer can bind here: commands are refused before
+ * any layer is set up. */
+static void policy_needs(sb_confine *c, const sb_confine_opts *o) {
+  bool rules = o->policy && sb_policy_has_rules(o->policy);
+  const char *off = !o->confine ? "confine = false" : "confine = {namespaces = false}";
+  if (!o->confine && (root_read_only(o) || o->mode == 'w'))
+    refuse(c, "commands are not run: %s, and only confinement (the mount view and Landlock) keeps commands "
+              "to read_only and mode as the file tools are kept; confine them, or drop the option", off);
+  char buf[4096];
+  const char *above = o->confine && o->mode == 'w' ? reads_above_root(o, buf, sizeof buf) : NULL;
+  if (above)
+    refuse(c, "commands are not run: mode = \"w\" keeps commands from reading the root through Landlock, but "
+              "the root lies in %.200s, which commands may read (Landlock's rules add up along a path); put "
+              "base_dir elsewhere", above);
+  if (rules && (!o->confine || !o->namespaces))
+    refuse(c, "commands are not run: the deny and allow rules bind commands through the sandbox's mount view, "
+              "which %s turns off; confine = true makes it, or drop the rules", off);
+  if (o->commands && o->max_disk != SB_UNLIMITED && !o->disk_files_only && !c->upper_size) {
+    if (o->overlay)
+      refuse(c, "commands are not run: max_disk_usage binds them through an upper layer in memory of that "
+                "size, which %s cannot keep: leave state_dir out, or set max_disk_usage_files_only = true to "
+                "limit the file tools only", "a state_dir");
+    else
+      refuse(c, "commands are not run: max_disk_usage cannot bind them here: they write %s directly, and the "
+                "kernel limits the bytes of one directory only with a project quota, which this library does not "
+                "set up; use sandbox.overlay (its upper layer is then a file system of max_disk_usage bytes), "
+                "or set max_disk_usage_files_only = true to limit the file tools only", "the root");
+  }
+}
+
+/* One report entry per policy item: enforced for commands, or why not. */
+static void report_policy(sb_confine *c, const sb_confine_opts *o) {
+  bool view = c->ns.init > 0;
+  const char *why = c->refuse ? c->why : NULL;
+  sb_layer *l;
+  if (root_read_only(o) || o->mode == 'w') {
+    l = layer(c, root_read_only(o) ? "read_only" : "mode", !why, why);
+    detail_str(l, "via", root_read_only(o)
+                             ? (view ? "the root mounted read-only, and Landlock without write rights"
+                                     : "Landlock without write rights")
+                             : "Landlock: the root may be written and listed, its files never read or run");
+  }
+  if (!root_read_only(o)) layer(c, "read_only", false, "not set: commands may change the root");
+  if (o->mode != 'w') layer(c, "mode", false, o->mode == 'r' ? "\"r\": see read_only" : "not set (\"rw\")");
+  bool rules = o->policy && sb_policy_has_rules(o->policy);
+  l = layer(c, "rules", rules && !why, rules ? why : "not set");
+  if (rules && !why) {
+    detail_str(l, "via", o->policy->has_allow
+                             ? "the mount view shows only allowed paths (and the directories leading to them), "
+                               "denied ones masked; checked again before each command"
+                             : "the mount view masks denied paths and pins the directories leading to them; "
+                               "checked again before each command");
+    detail_int(l, "deny", (long long)o->policy->deny.n, SB_DETAIL_INT);
+    detail_int(l, "allow", (long long)o->policy->allow.n, SB_DETAIL_INT);
+  }
+  if (o->max_disk == SB_UNLIMITED) {
+    layer(c, "disk", false, "not set");
+  } else if (o->disk_files_only) {
+    layer(c, "disk", false, "max_disk_usage_files_only = true: max_disk_usage binds the file tools only");
+  } else if (c->upper_size && c->upper_fd >= 0) {
+    l = layer(c, "disk", true, NULL);
+    detail_str(l, "via", "the overlay's upper layer is a tmpfs of max_disk_usage bytes (in memory), which the "
+                         "kernel holds commands to");
+    detail_int(l, "bytes", (long long)c->upper_size, SB_DETAIL_INT);
+    detail_int(l, "inodes", (long long)sb_ns_upper_inodes(c->upper_size), SB_DETAIL_INT);
+  } else if (!o->commands) {
+    layer(c, "disk", false, "no commands: max_disk_usage binds the file tools, the only writers");
+  } else {
+    layer(c, "disk", false, c->why);
+  }
+  layer(c, "extensions", false, o->extensions
+                                    ? "a file-tool policy: commands (compilers, package managers) read and write "
+                                      "files of any extension"
+                                    : "not set");
+}
+
+/* Deny and allow rules in the view: the trees as the host sees them,
+ * unmasked, walked now and before each command. */
+static void setup_rules(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
+  if (c->refuse || !o->policy || !sb_policy_has_rules(o->policy) || c->ns.init <= 0) return;
+  int fds[1 + SB_NS_MAX_RO];
+  size_t n = 0;
+  fds[n++] = c->merged_fd >= 0 ? c->merged_fd : o->tree.root_fd;
+  for (size_t i = 0; i < o->tree.nro && n < sizeof fds / sizeof *fds; i++) fds[n++] = o->tree.ro_fds[i];
+  c->rules = sb_view_rules_new(m, o->policy, fds, n, o->policy->has_allow);
+  if (!c->rules) {
+    refuse(c, "commands are not run: %s", "out of memory for the sandbox rules");
+    return;
+  }
+  char why[400];
+  if (sb_view_rules_sync(c->rules, &c->ns, why, sizeof why) != 0) refuse(c, "commands are not run: %s", why);
+}
+
+int sb_confine_refresh(sb_confine *c) {
+  if (!c->rules) return 0;
+  char why[400];
+  if (sb_view_rules_sync(c->rules, &c->ns, why, sizeof why) == 0) return 0;
+  snprintf(c->why, sizeof c->why, "this command is not run: %s", why);
+  return -1;
+}
+
 /* The sandbox's own namespaces and mount view (confine/ns.c), or without
  * them (namespaces = false, or confine = false) a network namespace alone
  * when outbound traffic is off. */
@@ -106,8 +248,10 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
   if (own) {
     sb_ns_view v = {.root_fd = o->tree.root_fd, .root_path = o->root_path, .ro_fds = o->tree.ro_fds,
                     .nro = o->tree.nro, .read_paths = o->read_paths, .tmp_size = o->tmp_size,
+                    .root_ro = root_read_only(o), .skeleton = o->policy && o->policy->has_allow,
                     .network = !o->allow_outbound, .userns = !root,
-                    .upper_fd = o->overlay ? o->upper_fd : -1, .work_fd = o->overlay ? o->work_fd : -1};
+                    .upper_fd = o->overlay ? o->upper_fd : -1, .work_fd = o->overlay ? o->work_fd : -1,
+                    .upper_size = c->upper_size};
     if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0) {
       c->refuse = true; /* fail closed: no namespaces, no commands */
       layer(c, "namespaces", false, c->why);
@@ -124,7 +268,17 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     }
     sb_ns_netns(&c->ns, &c->nsnet);
     snprintf(s->view_root, sizeof s->view_root, "%s", o->root_path);
-    if (o->overlay && (c->merged_fd = sb_ns_open(&c->ns, o->root_path)) < 0) {
+    /* the host's file operations on an overlay: a clone of its mount taken
+     * before anything was masked in it (without open_tree, the view's own) */
+    if (o->overlay && sb_ns_request(&c->ns, SB_NS_CLONE, 0, "", NULL, &c->merged_fd) != 0)
+      c->merged_fd = sb_ns_open(&c->ns, o->root_path);
+    if (c->upper_size && sb_ns_request(&c->ns, SB_NS_UPPER, 0, "", NULL, &c->upper_fd) != 0) {
+      snprintf(c->why, sizeof c->why, "overlay: cannot reach the upper layer in memory: %s", strerror(errno));
+      c->refuse = true;
+      layer(c, "mount_view", false, c->why);
+      return;
+    }
+    if (o->overlay && c->merged_fd < 0) {
       snprintf(c->why, sizeof c->why, "overlay: cannot open the merged view: %s", strerror(errno));
       c->refuse = true;
       layer(c, "mount_view", false, c->why);
@@ -274,15 +428,30 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
         break;
       }
   }
+  /* trees a skeleton shows: their rules go on the skeleton's own root too
+   * (Landlock follows the view's mounts up, never the real tree's) */
+  int vfds[1 + SB_NS_MAX_RO];
+  size_t nview = 0;
+  if (view && o->policy && o->policy->has_allow) {
+    vfds[nview++] = sb_ns_open(&c->ns, o->root_path);
+    for (size_t i = 0; i < o->tree.nro && nview < sizeof vfds / sizeof *vfds; i++) {
+      char p[4096];
+      vfds[nview++] = sb_fd_path(o->tree.ro_fds[i], p, sizeof p) == 0 ? sb_ns_open(&c->ns, p) : -1;
+    }
+  }
   sb_landlock_policy pol = {
       .abi = abi, .deny_tcp = false, /* the namespace already isolates the network */
       .root_fd = c->merged_fd >= 0 ? c->merged_fd : o->tree.root_fd, .ro_fds = o->tree.ro_fds,
+      .root_access = root_read_only(o) ? SB_LL_ROOT_RO : o->mode == 'w' ? SB_LL_ROOT_WO : SB_LL_ROOT_RW,
+      .view_fds = vfds, .nview = nview,
       .nro = o->tree.nro, .rx_paths = rx,
       .ro_paths = sb_system_ro, .dev_paths = sb_system_dev, .rw_dir = view ? NULL : c->tmpdir,
       .rw_fds = fds, .nrw = view ? 2 : 0, .tty_fd = fds[2], .proc_fd = fds[3], .list_fd = fds[4]};
   c->ruleset_fd = view && fds[4] < 0 ? -1 : sb_landlock_build(&pol, c->why, sizeof c->why);
   for (int i = 0; i < 5; i++)
     if (fds[i] >= 0) close(fds[i]);
+  for (size_t i = 0; i < nview; i++)
+    if (vfds[i] >= 0) close(vfds[i]);
   if (c->ruleset_fd < 0) {
     c->refuse = true;
     layer(c, "landlock", false, c->why);
@@ -292,22 +461,34 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   s->landlock_ruleset_fd = c->ruleset_fd;
   sb_layer *l = layer(c, "landlock", true, NULL);
   detail_int(l, "abi", abi, SB_DETAIL_INT);
-  detail_str(l, "filesystem", "system directories read+execute, the root read+write");
+  detail_str(l, "filesystem", pol.root_access == SB_LL_ROOT_RO ? "system directories read+execute, the root read+execute"
+                              : pol.root_access == SB_LL_ROOT_WO ? "system directories read+execute, the root write+list"
+                                                                 : "system directories read+execute, the root read+write");
   detail_int(l, "scoped", abi >= 6, SB_DETAIL_BOOL); /* signals and abstract unix sockets */
   l = layer(c, "tmpdir", true, NULL);
   detail_str(l, "path", c->tmpdir);
-  if (view) detail_int(l, "size", (long long)o->tmp_size, SB_DETAIL_INT);
+  if (view) {
+    detail_int(l, "size", (long long)o->tmp_size, SB_DETAIL_INT);
+    detail_int(l, "inodes", (long long)sb_ns_tmp_inodes(o->tmp_size), SB_DETAIL_INT);
+    detail_str(l, "shm", "/dev/shm shares /tmp's bytes and inodes");
+  }
 }
 
-int sb_confine_setup(sb_confine *c, const sb_confine_opts *o) {
+int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
   bool root = geteuid() == 0;
   c->enabled = o->confine;
+  /* an overlay's writes held to max_disk_usage by the kernel: its upper
+   * layer on a tmpfs of that size (a temporary state only: it is memory) */
+  if (o->overlay && o->commands && o->confine && o->namespaces && o->max_disk != SB_UNLIMITED &&
+      !o->disk_files_only && o->state_temporary)
+    c->upper_size = o->max_disk;
   if (setup_limits(c, o, root) != 0) return -1;
   if (o->drop_user && !root) {
     snprintf(c->why, sizeof c->why, "user: dropping to another uid needs the host to run as root");
     return -1;
   }
   setup_namespaces(c, o, root);
+  policy_needs(c, o);
   if (o->drop_user) {
     c->steps.drop_user = true;
     c->steps.uid = o->uid;
@@ -323,15 +504,15 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o) {
     static const char *const none[] = {"capabilities", "seccomp", "setid_files", "no_new_privs",
                                        "landlock", "tmpdir"};
     for (size_t i = 0; i < sizeof none / sizeof *none; i++) layer(c, none[i], false, off);
-    return 0;
-  }
-  if (c->refuse) {
+  } else if (c->refuse && c->ns.init <= 0) {
     layer(c, "landlock", false, c->why);
-    return 0;
+  } else {
+    setup_caps(c, root);
+    setup_landlock(c, o);
+    if (!c->refuse) setup_seccomp(c, o);
+    setup_rules(c, o, m);
   }
-  setup_caps(c, root);
-  setup_landlock(c, o);
-  if (!c->refuse) setup_seccomp(c, o);
+  report_policy(c, o);
   return 0;
 }
 
@@ -341,9 +522,14 @@ const sb_netns *sb_confine_netns(const sb_confine *c) {
   return c->netns.net >= 0 ? &c->netns : NULL;
 }
 
-void sb_confine_release(sb_confine *c) {
+void sb_confine_release(sb_confine *c, const sb_mem *m) {
+  (void)m;
+  sb_view_rules_free(c->rules);
+  c->rules = NULL;
   if (c->merged_fd >= 0) close(c->merged_fd);
   c->merged_fd = -1;
+  if (c->upper_fd >= 0) close(c->upper_fd);
+  c->upper_fd = -1;
   sb_ns_close(&c->ns); /* the init: everything in the namespace goes with it */
   sb_limits_close(&c->limits);
   sb_netns_close(&c->netns);

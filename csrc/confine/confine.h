@@ -22,10 +22,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/policy.h"
 #include "confine/child.h"
 #include "confine/limits.h"
 #include "confine/netns.h"
 #include "confine/ns.h"
+#include "confine/rules.h"
 #include "confine/seccomp.h"
 #include "fs/backend.h"
 
@@ -47,6 +49,15 @@ typedef struct sb_confine_opts {
   const char *const *read_paths; /* host paths commands may read and run; NULL-ended */
   bool overlay;          /* an OverlaySandbox: the view mounts overlayfs over the root ... */
   int upper_fd, work_fd; /* ... with these layers (needs the namespaces) */
+  /* The policy the file tools obey binds commands too (SPEC §6.1), or
+   * commands are refused with the reason. */
+  const sb_policy *policy; /* read_only, deny and allow rules */
+  char mode;             /* 'b'oth (rw), 'r' or 'w' for the root */
+  bool extensions;       /* extension allowlists: a file-tool policy only, said so */
+  uint64_t max_disk;     /* max_disk_usage (SB_UNLIMITED: none) ... */
+  bool disk_files_only;  /* ... which the user asked to bind the file tools only */
+  bool commands;         /* commands may run (exec) */
+  bool state_temporary;  /* an overlay's state goes with the sandbox (no state_dir) */
 } sb_confine_opts;
 
 /* One layer as the report shows it: enforced, or why not, with details. */
@@ -64,7 +75,7 @@ typedef struct sb_layer {
   } details[4];
 } sb_layer;
 
-#define SB_MAX_LAYERS 16
+#define SB_MAX_LAYERS 24
 
 typedef struct sb_confine {
   sb_confine_steps steps;
@@ -72,8 +83,11 @@ typedef struct sb_confine {
   int ruleset_fd;      /* Landlock, -1 = none */
   sb_ns ns;            /* the sandbox's namespaces (namespaces = true) */
   int merged_fd;       /* an OverlaySandbox's merged root, opened through the view (-1 = none) */
+  uint64_t upper_size; /* its upper layer in memory, of max_disk_usage bytes (0 = on disk) ... */
+  int upper_fd;        /* ... whose directory this is (-1 = none) */
   sb_netns netns;      /* the commands' network when outbound is off (no namespaces) */
   sb_netns nsnet;      /* ... or the sandbox namespaces' network, as the agent joins it */
+  sb_view_rules *rules; /* deny and allow rules in the view, NULL = none */
   sb_seccomp seccomp;
   struct sock_fprog fprog;
   int landlock_abi;
@@ -91,9 +105,13 @@ void sb_confine_init(sb_confine *c);
 /* Decide and prepare everything. Returns 0, or -1 when an explicitly
  * requested limit cannot be enforced at all (why set): the sandbox is not
  * made. A missing layer the commands need only sets refuse. */
-int sb_confine_setup(sb_confine *c, const sb_confine_opts *o);
+int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m);
+/* Before a command: bring the view in line with the rules (paths appear and
+ * are replaced all the time). 0, or -1 with c->why (this command must not
+ * run; a later one tries again). */
+int sb_confine_refresh(sb_confine *c);
 /* The commands' own network namespace, or NULL (outbound allowed, refused). */
 const sb_netns *sb_confine_netns(const sb_confine *c);
-void sb_confine_release(sb_confine *c);
+void sb_confine_release(sb_confine *c, const sb_mem *m);
 
 #endif

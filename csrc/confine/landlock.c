@@ -120,8 +120,13 @@ int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen) {
   const uint64_t ro = LL_FS_READ_FILE | LL_FS_READ_DIR;
   /* the workspace: everything but creating device nodes or device ioctls */
   const uint64_t rw = fs & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK | LL_FS_IOCTL_DEV);
+  const uint64_t root = pol->root_access == SB_LL_ROOT_RO ? rx
+                        : pol->root_access == SB_LL_ROOT_WO ? rw & ~(LL_FS_READ_FILE | LL_FS_EXECUTE) : rw;
   const char *what = NULL;
-  if (add_fd(rs, pol->root_fd, rw, fs) != 0) what = "the sandbox root";
+  if (add_fd(rs, pol->root_fd, root, fs) != 0) what = "the sandbox root";
+  for (size_t i = 0; !what && i < pol->nview; i++)
+    if (pol->view_fds[i] >= 0 && add_fd(rs, pol->view_fds[i], i == 0 ? root : ro, fs) != 0)
+      what = "a tree of the mount view";
   for (size_t i = 0; !what && i < pol->nro; i++)
     if (add_fd(rs, pol->ro_fds[i], ro, fs) != 0) what = "a read root";
   for (size_t i = 0; !what && pol->rx_paths && pol->rx_paths[i]; i++)

@@ -8,10 +8,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What commands may do in the root (SPEC §6.1): everything but device
+ * nodes; read (read_only, mode "r"); write and list, never read or run a
+ * file's contents (mode "w"). */
+enum { SB_LL_ROOT_RW, SB_LL_ROOT_RO, SB_LL_ROOT_WO };
+
 typedef struct sb_landlock_policy {
   int abi;                     /* from sb_landlock_abi() */
   bool deny_tcp;               /* handle TCP bind/connect (ABI 4+) */
-  int root_fd;                 /* read, write, execute (no device nodes) */
+  int root_fd;                 /* the root, with root_access */
+  int root_access;             /* SB_LL_ROOT_* */
+  const int *view_fds;         /* trees as a skeleton shows them: [0] the root (root_access), */
+  size_t nview;                /* then read roots (read only); -1 entries skipped */
   const int *ro_fds;           /* read roots: read only */
   size_t nro;
   const char *const *rx_paths; /* read + execute, NULL-terminated; missing skipped */

@@ -1,23 +1,27 @@
+/* The sandbox's namespaces and their init (see ns.h); the view itself is
+ * confine/view.c. */
 #include "confine/ns.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/file.h"
-#include "confine/system.h"
-#include "exec/spawn.h" /* SB_CHILD_FN, sb_child_close_fds */
+#include "confine/ns_impl.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -25,344 +29,53 @@
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442
-#endif
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-#define MOUNT_ATTR_NOEXEC 0x00000008
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-
-struct sb_mount_attr {
-  uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
 
 #define STACK_SIZE (256 * 1024)
 
-/* The steps of the view, for messages. */
-enum { ST_GO = 1, ST_HOSTNAME, ST_LOOPBACK, ST_PRIVATE, ST_BASE, ST_PIVOT, ST_NEWROOT, ST_SYSTEM,
-       ST_ETC, ST_DEV, ST_PTS, ST_SHM, ST_TMP, ST_PROC, ST_PROC_RO, ST_ROOT, ST_ROOT_CHECK, ST_RO,
-       ST_FINISH, ST_OVERLAY, ST_COUNT };
-static const char *const step_names[ST_COUNT] = {
-    NULL, "waiting for the host", "setting the host name", "bringing up the loopback",
-    "making mounts private", "mounting a tmpfs", "pivot_root", "mounting the new root",
-    "binding a system directory", "binding /etc", "building /dev", "mounting /dev/pts",
-    "mounting /dev/shm", "mounting /tmp", "mounting /proc", "making /proc/sys read-only",
-    "binding the sandbox root", "checking the bound root", "binding a read-only tree",
-    "switching to the new root", "mounting the overlay"};
+/* ---- in the init: system calls only ------------------------------------------ */
 
-typedef struct report {
-  int err, step;
-  char detail[256];
-} report;
-
-/* Everything the init needs, prepared by the host: the child is a copy and
- * may only make system calls (the host may have other threads). */
-typedef struct init_arg {
-  int go_r, ready_w;
-  unsigned long arg_start, arg_end, env_start, env_end; /* the host's, in the copy */
-  bool network, userns;
-  char tmp_opts[64];
-  char root[SB_NS_PATH];
-  dev_t root_dev;
-  ino_t root_ino;
-  bool overlay;             /* the root is an overlayfs: lower = root, these above it */
-  char upper[SB_NS_PATH], work[SB_NS_PATH];
-  dev_t upper_dev;
-  ino_t upper_ino;
-  char ov_opts[3 * 2 * SB_NS_PATH + 128];
-  int nro;
-  char ro[SB_NS_MAX_RO][SB_NS_PATH];
-  bool ro_check[SB_NS_MAX_RO]; /* read roots: bound inode must be the held one */
-  dev_t ro_dev[SB_NS_MAX_RO];
-  ino_t ro_ino[SB_NS_MAX_RO];
-  char a[SB_NS_PATH + 16], b[SB_NS_PATH + 16], c[SB_NS_PATH + 16], d[SB_NS_PATH + 16]; /* scratch */
-  report rep;
-} init_arg;
-
-/* ---- in the child: system calls only ---------------------------------------- */
-
-#define CHILD SB_CHILD_FN
-
-CHILD static size_t slen(const char *s) {
-  size_t n = 0;
-  while (s[n]) n++;
-  return n;
-}
-
-/* out = a + b (+ c), bounded. */
-CHILD static char *join(char *out, const char *a, const char *b, const char *c) {
-  size_t n = 0, cap = SB_NS_PATH + 15;
-  for (const char *s = a; s && *s && n < cap; s++) out[n++] = *s;
-  for (const char *s = b; s && *s && n < cap; s++) out[n++] = *s;
-  for (const char *s = c; s && *s && n < cap; s++) out[n++] = *s;
-  out[n] = '\0';
-  return out;
-}
-
-CHILD static _Noreturn void fail(init_arg *a, int step, const char *detail) {
-  a->rep.err = errno ? errno : EIO;
-  a->rep.step = step;
-  size_t i = 0;
-  for (; detail && detail[i] && i + 1 < sizeof a->rep.detail; i++) a->rep.detail[i] = detail[i];
-  a->rep.detail[i] = '\0';
-  ssize_t w = write(a->ready_w, &a->rep, sizeof a->rep);
-  (void)w;
-  _exit(1);
-}
-
-/* mkdir -p (0755), tolerating what exists. */
-CHILD static int mkdirs(char *path) {
-  for (char *p = path + 1;; p++) {
-    if (*p == '/' || *p == '\0') {
-      char c = *p;
-      *p = '\0';
-      int r = mkdir(path, 0755);
-      *p = c;
-      if (r != 0 && errno != EEXIST) return -1;
-      if (c == '\0') return 0;
-    }
+/* The host's requests, one at a time; the answer carries an fd for
+ * SB_NS_CLONE. */
+CHILD static void serve(init_arg *a) {
+  ssize_t n = recv(a->ctl, &a->msg, sizeof a->msg, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) { /* the host is gone or done */
+    close(a->ctl);
+    a->ctl = -1;
+    return;
   }
-}
-
-/* A file to mount over: its parents, then the (empty) file itself. */
-CHILD static int touch(char *path) {
-  char *slash = path + slen(path);
-  while (slash > path && *slash != '/') slash--;
-  if (slash > path) {
-    *slash = '\0';
-    int r = mkdirs(path);
-    *slash = '/';
-    if (r != 0) return -1;
+  if (n < 0) return;
+  sb_ns_answer ans = {EINVAL};
+  int fd = -1;
+  if ((size_t)n == sizeof a->msg) {
+    a->msg.path[sizeof a->msg.path - 1] = a->msg.target[sizeof a->msg.target - 1] = '\0';
+    ans.err = sb_view_request(a, &a->msg, &fd);
   }
-  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-  if (fd < 0) return errno == EISDIR ? 0 : -1;
-  close(fd);
-  return 0;
-}
-
-/* Restrict a mount (and everything below it): read-only or not, never
- * set-id or devices. Falls back to a plain remount without mount_setattr. */
-CHILD static int restrict_one(const char *path, bool ro, bool nodev, bool noexec, bool recursive) {
-  struct sb_mount_attr at = {.attr_set = MOUNT_ATTR_NOSUID | (ro ? MOUNT_ATTR_RDONLY : 0) |
-                                         (nodev ? MOUNT_ATTR_NODEV : 0) | (noexec ? MOUNT_ATTR_NOEXEC : 0)};
-  if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &at, sizeof at) == 0) return 0;
-  if (errno != ENOSYS) return -1;
-  unsigned long f = MS_BIND | MS_REMOUNT | MS_NOSUID | (ro ? MS_RDONLY : 0) | (nodev ? MS_NODEV : 0) |
-                    (noexec ? MS_NOEXEC : 0);
-  return mount(NULL, path, NULL, f, NULL);
-}
-
-CHILD static int restrict_mount(const char *path, bool ro, bool nodev, bool noexec) {
-  return restrict_one(path, ro, nodev, noexec, true);
-}
-
-/* Bind src (a host path, under /oldroot) at dst, then restrict it. */
-CHILD static int bind(char *src, char *dst, bool ro, bool nodev) {
-  struct stat st;
-  if (stat(src, &st) != 0) return -1;
-  if ((S_ISDIR(st.st_mode) ? mkdirs(dst) : touch(dst)) != 0) return -1;
-  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
-  return restrict_mount(dst, ro, nodev, false);
-}
-
-CHILD static int tmpfs(char *dst, const char *opts, unsigned long flags) {
-  if (mkdirs(dst) != 0) return -1;
-  return mount("tmpfs", dst, "tmpfs", flags, opts);
-}
-
-/* The system directories: on a merged-/usr system the top-level ones are
- * symlinks (recreated as such), otherwise read-only binds. */
-CHILD static void system_dirs(init_arg *a) {
-  for (int i = 0; sb_system_rx[i]; i++) {
-    char *src = join(a->a, "/oldroot", sb_system_rx[i], NULL);
-    char *dst = join(a->b, "/newroot", sb_system_rx[i], NULL);
-    struct stat st;
-    if (lstat(src, &st) != 0) {
-      if (errno == ENOENT) continue;
-      fail(a, ST_SYSTEM, sb_system_rx[i]);
-    }
-    if (S_ISLNK(st.st_mode)) {
-      ssize_t n = readlink(src, a->c, SB_NS_PATH);
-      if (n <= 0 || n >= SB_NS_PATH) fail(a, ST_SYSTEM, sb_system_rx[i]);
-      a->c[n] = '\0';
-      if (symlink(a->c, dst) != 0 && errno != EEXIST) fail(a, ST_SYSTEM, sb_system_rx[i]);
-    } else if (bind(src, dst, true, true) != 0) {
-      fail(a, ST_SYSTEM, sb_system_rx[i]);
-    }
+  struct iovec iov = {&ans, sizeof ans};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
   }
-}
-
-/* The /etc allowlist (and the other read-only system files). A symlink
- * into /usr or a relative one is recreated; an absolute one elsewhere
- * (resolv.conf -> /run/...) gives way to the file it names. */
-CHILD static void etc_files(init_arg *a) {
-  for (int i = 0; sb_system_ro[i]; i++) {
-    const char *path = sb_system_ro[i];
-    char *src = join(a->a, "/oldroot", path, NULL);
-    char *dst = join(a->b, "/newroot", path, NULL);
-    struct stat st;
-    int hops = 0;
-    while (lstat(src, &st) == 0 && S_ISLNK(st.st_mode) && hops++ < 8) {
-      ssize_t n = readlink(src, a->c, SB_NS_PATH);
-      if (n <= 0 || n >= SB_NS_PATH) break;
-      a->c[n] = '\0';
-      if (hops == 1 && (a->c[0] != '/' || strncmp(a->c, "/usr/", 5) == 0)) {
-        char *slash = dst + slen(dst);
-        while (slash > dst && *slash != '/') slash--;
-        *slash = '\0';
-        mkdirs(dst);
-        *slash = '/';
-        if (symlink(a->c, dst) != 0 && errno != EEXIST) fail(a, ST_ETC, path);
-        goto next;
-      }
-      if (a->c[0] == '/') {
-        join(a->d, "/oldroot", a->c, NULL);
-      } else { /* relative, after the first hop: beside the link */
-        char *slash = src + slen(src);
-        while (slash > src && *slash != '/') slash--;
-        slash[1] = '\0';
-        join(a->d, src, a->c, NULL);
-      }
-      src = join(a->a, a->d, NULL, NULL);
-    }
-    if (stat(src, &st) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) continue;
-      fail(a, ST_ETC, path);
-    }
-    if (bind(src, dst, true, true) != 0) fail(a, ST_ETC, path);
-  next:;
-  }
-}
-
-/* A minimal /dev: the harmless nodes bound from the host, a private pts,
- * the usual symlinks, a private /dev/shm. */
-CHILD static void dev(init_arg *a) {
-  if (tmpfs(join(a->b, "/newroot/dev", NULL, NULL), "mode=0755", MS_NOSUID | MS_NOEXEC) != 0)
-    fail(a, ST_DEV, "/dev");
-  for (int i = 0; sb_system_dev[i]; i++) {
-    char *src = join(a->a, "/oldroot", sb_system_dev[i], NULL);
-    char *dst = join(a->b, "/newroot", sb_system_dev[i], NULL);
-    if (touch(dst) != 0 || mount(src, dst, NULL, MS_BIND, NULL) != 0 ||
-        restrict_mount(dst, false, false, true) != 0)
-      fail(a, ST_DEV, sb_system_dev[i]);
-  }
-  static const char *const links[][2] = {{"/proc/self/fd", "/newroot/dev/fd"},
-                                         {"/proc/self/fd/0", "/newroot/dev/stdin"},
-                                         {"/proc/self/fd/1", "/newroot/dev/stdout"},
-                                         {"/proc/self/fd/2", "/newroot/dev/stderr"},
-                                         {"pts/ptmx", "/newroot/dev/ptmx"}};
-  for (size_t i = 0; i < sizeof links / sizeof *links; i++)
-    if (symlink(links[i][0], links[i][1]) != 0) fail(a, ST_DEV, links[i][1]);
-  char *pts = join(a->b, "/newroot/dev/pts", NULL, NULL);
-  if (mkdirs(pts) != 0 || mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
-                                "newinstance,ptmxmode=0666,mode=0620") != 0)
-    fail(a, ST_PTS, "/dev/pts");
-  if (tmpfs(join(a->b, "/newroot/dev/shm", NULL, NULL), a->tmp_opts, MS_NOSUID | MS_NODEV) != 0)
-    fail(a, ST_SHM, "/dev/shm");
-}
-
-/* /proc of the PID namespace; what a uid 0 could change or read of the
- * host through it is made read-only or masked (as container engines do). */
-CHILD static void proc(init_arg *a) {
-  char *p = join(a->b, "/newroot/proc", NULL, NULL);
-  if (mkdirs(p) != 0 || mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-    fail(a, ST_PROC, "/proc");
-  static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
-  for (size_t i = 0; i < sizeof ro / sizeof *ro; i++) {
-    char *q = join(a->c, "/newroot/proc/", ro[i], NULL);
-    if (access(q, F_OK) != 0) continue;
-    if (mount(q, q, NULL, MS_BIND | MS_REC, NULL) != 0 || restrict_mount(q, true, true, true) != 0)
-      fail(a, ST_PROC_RO, ro[i]);
-  }
-  static const char *const masked[] = {"kcore", "keys", "timer_list", "sched_debug", "kmsg",
-                                       "latency_stats", "acpi", "asound", "scsi"};
-  for (size_t i = 0; i < sizeof masked / sizeof *masked; i++) {
-    char *q = join(a->c, "/newroot/proc/", masked[i], NULL);
-    struct stat st;
-    if (stat(q, &st) != 0) continue;
-    int r = S_ISDIR(st.st_mode) ? mount("tmpfs", q, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=0")
-                                : mount("/newroot/dev/null", q, NULL, MS_BIND, NULL);
-    if (r != 0) fail(a, ST_PROC_RO, masked[i]);
-  }
-}
-
-/* A tree of the host at its real path: the sandbox root read-write, the
- * read roots and read_paths read-only. The held directories are checked
- * to be what got bound (a path swapped meanwhile is refused). */
-CHILD static void tree(init_arg *a, const char *path, bool ro, bool check, dev_t dv, ino_t ino) {
-  char *src = join(a->a, "/oldroot", path, NULL);
-  char *dst = join(a->b, "/newroot", path, NULL);
-  if (bind(src, dst, ro, true) != 0) fail(a, ro ? ST_RO : ST_ROOT, path);
-  struct stat st;
-  if (check && (stat(dst, &st) != 0 || st.st_dev != dv || st.st_ino != ino)) {
-    errno = EXDEV;
-    fail(a, ST_ROOT_CHECK, path);
-  }
-}
-
-/* An OverlaySandbox's root: overlayfs at the root's path, the root itself
- * (as the host holds it) below, the sandbox's upper and work directories
- * above. No redirects and no metacopy: the upper layer holds whole files
- * and plain whiteouts, which the host's review reads. */
-CHILD static void overlay(init_arg *a) {
-  char *lower = join(a->a, "/oldroot", a->root, NULL);
-  char *dst = join(a->b, "/newroot", a->root, NULL);
-  char *upper = join(a->c, "/oldroot", a->upper, NULL);
-  struct stat st;
-  if (stat(lower, &st) != 0) fail(a, ST_ROOT_CHECK, a->root);
-  if (st.st_dev != a->root_dev || st.st_ino != a->root_ino) { /* swapped meanwhile */
-    errno = EXDEV;
-    fail(a, ST_ROOT_CHECK, a->root);
-  }
-  if (stat(upper, &st) != 0) fail(a, ST_OVERLAY, a->upper);
-  if (st.st_dev != a->upper_dev || st.st_ino != a->upper_ino) {
-    errno = EXDEV;
-    fail(a, ST_OVERLAY, a->upper);
-  }
-  if (mkdirs(dst) != 0) fail(a, ST_OVERLAY, a->root);
-  /* the paths were escaped by the host (',' ':' '\\'); /oldroot is prefixed there */
-  if (mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, a->ov_opts) != 0) fail(a, ST_OVERLAY, a->root);
-}
-
-CHILD static void build_view(init_arg *a) {
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail(a, ST_PRIVATE, "/");
-  /* a tmpfs to stand on, with the host's tree below it at /oldroot */
-  if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0) fail(a, ST_BASE, "/tmp");
-  if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0)
-    fail(a, ST_BASE, "/tmp");
-  if (syscall(SYS_pivot_root, ".", "oldroot") != 0) fail(a, ST_PIVOT, "the host's root");
-  if (chdir("/") != 0) fail(a, ST_PIVOT, "/");
-  if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
-    fail(a, ST_NEWROOT, "/");
-  system_dirs(a);
-  etc_files(a);
-  dev(a);
-  if (tmpfs(join(a->b, "/newroot/tmp", NULL, NULL), a->tmp_opts, MS_NOSUID | MS_NODEV) != 0)
-    fail(a, ST_TMP, "/tmp");
-  if (mkdirs(join(a->b, "/newroot/var", NULL, NULL)) != 0 || symlink("/tmp", "/newroot/var/tmp") != 0)
-    fail(a, ST_TMP, "/var/tmp");
-  proc(a);
-  if (a->overlay) overlay(a);
-  else tree(a, a->root, false, true, a->root_dev, a->root_ino);
-  for (int i = 0; i < a->nro; i++) tree(a, a->ro[i], true, a->ro_check[i], a->ro_dev[i], a->ro_ino[i]);
-  /* switch: the host's tree goes, the new root stays, read-only itself */
-  if (umount2("/oldroot", MNT_DETACH) != 0 || chdir("/newroot") != 0 ||
-      syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
-    fail(a, ST_FINISH, "/");
-  if (restrict_one("/", true, true, false, false) != 0) /* only the top: the trees below keep theirs */
-    fail(a, ST_FINISH, "/ read-only");
+  while (sendmsg(a->ctl, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+  if (fd >= 0) close(fd);
 }
 
 CHILD static int init_main(void *arg) {
   init_arg *a = arg;
-  /* a copy of the host: keep nothing of it but our two pipe ends */
-  sb_child_close_fds(a->go_r, a->ready_w);
+  /* a copy of the host: keep nothing of it but the go pipe and our end of
+   * the control socket (the report goes there too) */
+  sb_child_close_fds(a->go_r, a->ctl);
+  for (int t = 0; t < SB_VIEW_TREES; t++) a->tree_fd[t] = a->real_fd[t] = a->skel_fd[t] = -1;
+  a->clone_fd = a->upper_fd = -1;
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
@@ -384,21 +97,37 @@ CHILD static int init_main(void *arg) {
   if (a->env_end > a->env_start)
     for (char *p = (char *)a->env_start; p < (char *)a->env_end; p++) *p = '\0';
   prctl(PR_SET_NAME, "sandbox-init", 0, 0, 0);
+  /* We hold the real trees under the view's masks. No command reaches our
+   * fds, root or memory through /proc/1: that takes ptrace access, which a
+   * process holding fewer capabilities than we do never has (commands hold
+   * none). We stay dumpable: the host joins our namespaces through our
+   * pidfd, which needs the same access. */
   char go;
   errno = 0;
-  if (read(a->go_r, &go, 1) != 1) fail(a, ST_GO, NULL); /* uid maps written (or the host is gone) */
+  if (read(a->go_r, &go, 1) != 1) sb_view_fail(a, ST_GO, NULL); /* uid maps written (or the host is gone) */
   close(a->go_r);
-  if (sethostname("sandbox", 7) != 0) fail(a, ST_HOSTNAME, NULL);
-  if (a->network && sb_netns_loopback_up() != 0) fail(a, ST_LOOPBACK, "lo");
-  build_view(a);
+  if (sethostname("sandbox", 7) != 0) sb_view_fail(a, ST_HOSTNAME, NULL);
+  if (a->network && sb_netns_loopback_up() != 0) sb_view_fail(a, ST_LOOPBACK, "lo");
+  sb_view_build(a);
   a->rep.err = 0;
-  if (write(a->ready_w, &a->rep, sizeof a->rep) != (ssize_t)sizeof a->rep) _exit(1);
-  close(a->ready_w);
-  /* pid 1: reap whatever is orphaned into the namespace, at once */
+  if (send(a->ctl, &a->rep, sizeof a->rep, MSG_NOSIGNAL) != (ssize_t)sizeof a->rep) _exit(1);
+  /* pid 1: reap whatever is orphaned into the namespace, at once, and keep
+   * the view for the host */
+  int sig = (int)syscall(SYS_signalfd4, -1, &chld, sizeof(uint64_t), SFD_CLOEXEC | SFD_NONBLOCK);
   for (;;) {
     while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {}
-    siginfo_t si;
-    sigwaitinfo(&chld, &si);
+    if (sig < 0) { /* no signalfd: no keeper either */
+      siginfo_t si;
+      sigwaitinfo(&chld, &si);
+      continue;
+    }
+    struct pollfd p[2] = {{.fd = sig, .events = POLLIN}, {.fd = a->ctl, .events = POLLIN}};
+    if (poll(p, a->ctl >= 0 ? 2 : 1, -1) < 0) continue;
+    if (p[0].revents) {
+      struct signalfd_siginfo si;
+      while (read(sig, &si, sizeof si) > 0) {}
+    }
+    if (a->ctl >= 0 && p[1].revents) serve(a);
   }
 }
 
@@ -407,6 +136,7 @@ CHILD static int init_main(void *arg) {
 void sb_ns_init(sb_ns *ns) {
   ns->init = -1;
   ns->pidfd = -1;
+  ns->ctl = -1;
   ns->userns = false;
   for (int i = 0; i < SB_NS_COUNT; i++) ns->fd[i] = -1;
 }
@@ -418,15 +148,6 @@ static int copy_path(char *dst, const char *src, char *why, size_t whylen) {
     return -1;
   }
   memcpy(dst, src, n + 1);
-  return 0;
-}
-
-static int fd_path(int fd, char *out, size_t cap) {
-  char lnk[48];
-  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(lnk, out, cap - 1);
-  if (n <= 0) return -1;
-  out[n] = '\0';
   return 0;
 }
 
@@ -459,7 +180,8 @@ static void mm_areas(init_arg *a) {
  * option parser splits on. */
 static int ov_opt(char *out, size_t cap, const char *key, const char *path) {
   size_t n = strlen(out);
-  int w = snprintf(out + n, cap - n, "%s%s=/oldroot", n ? "," : "", key);
+  bool mem = strncmp(path, "/upperfs/", 9) == 0; /* the init's own, not the host's */
+  int w = snprintf(out + n, cap - n, "%s%s=%s", n ? "," : "", key, mem ? "" : "/oldroot");
   if (w < 0 || (size_t)w >= cap - n) return -1;
   n += (size_t)w;
   for (const char *p = path; *p; p++) {
@@ -474,9 +196,15 @@ static int ov_opt(char *out, size_t cap, const char *key, const char *path) {
 static int prepare_overlay(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   char upper[SB_NS_PATH], work[SB_NS_PATH];
   struct stat st;
-  if (fd_path(v->upper_fd, upper, sizeof upper) != 0 || fd_path(v->work_fd, work, sizeof work) != 0 ||
+  if (sb_fd_path(v->upper_fd, upper, sizeof upper) != 0 || sb_fd_path(v->work_fd, work, sizeof work) != 0 ||
       fstat(v->upper_fd, &st) != 0)
     return snprintf(why, whylen, "overlay: the state directory: %s", strerror(errno)), -1;
+  if (v->upper_size) { /* the layers on a tmpfs of that size, made by the init */
+    snprintf(upper, sizeof upper, "/upperfs/upper");
+    snprintf(work, sizeof work, "/upperfs/work");
+    snprintf(a->upper_opts, sizeof a->upper_opts, "mode=0755,size=%llu,nr_inodes=%llu",
+             (unsigned long long)v->upper_size, (unsigned long long)sb_ns_upper_inodes(v->upper_size));
+  }
   if (copy_path(a->upper, upper, why, whylen) != 0 || copy_path(a->work, work, why, whylen) != 0) return -1;
   a->upper_dev = st.st_dev;
   a->upper_ino = st.st_ino;
@@ -487,8 +215,11 @@ static int prepare_overlay(init_arg *a, const sb_ns_view *v, char *why, size_t w
       ov_opt(a->ov_opts, sizeof a->ov_opts, "workdir", work) != 0)
     return snprintf(why, whylen, "overlay: the layers' paths are too long"), -1;
   size_t n = strlen(a->ov_opts);
-  snprintf(a->ov_opts + n, sizeof a->ov_opts - n, ",redirect_dir=off,metacopy=off,index=off%s",
-           v->userns ? ",userxattr" : "");
+  /* in a user namespace the kernel takes only redirect_dir=nofollow with
+   * userxattr (it never makes redirects either way: the upper layer holds
+   * plain directories and whiteouts, as the review reads it) */
+  snprintf(a->ov_opts + n, sizeof a->ov_opts - n, ",%s,metacopy=off,index=off",
+           v->userns ? "userxattr,redirect_dir=nofollow" : "redirect_dir=off");
   return 0;
 }
 
@@ -496,7 +227,12 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   mm_areas(a);
   a->network = v->network;
   a->userns = v->userns;
-  snprintf(a->tmp_opts, sizeof a->tmp_opts, "mode=1777,size=%llu", (unsigned long long)v->tmp_size);
+  /* bytes, and inodes in proportion (one per 16 KiB): a command cannot pin
+   * unbounded kernel memory with empty files */
+  snprintf(a->tmp_opts, sizeof a->tmp_opts, "mode=0755,size=%llu,nr_inodes=%llu",
+           (unsigned long long)v->tmp_size, (unsigned long long)sb_ns_tmp_inodes(v->tmp_size));
+  a->root_ro = v->root_ro;
+  a->skeleton = v->skeleton;
   if (copy_path(a->root, v->root_path, why, whylen) != 0) return -1;
   if (strcmp(a->root, "/") == 0) {
     snprintf(why, whylen, "mount view: the sandbox root is / (the whole host), which a view cannot "
@@ -511,7 +247,7 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   for (size_t i = 0; i < v->nro; i++) {
     if ((size_t)a->nro >= SB_NS_MAX_RO) break;
     char real[SB_NS_PATH];
-    if (fd_path(v->ro_fds[i], real, sizeof real) != 0 || fstat(v->ro_fds[i], &st) != 0 ||
+    if (sb_fd_path(v->ro_fds[i], real, sizeof real) != 0 || fstat(v->ro_fds[i], &st) != 0 ||
         copy_path(a->ro[a->nro], real, why, whylen) != 0)
       return why[0] ? -1 : (snprintf(why, whylen, "mount view: a read root: %s", strerror(errno)), -1);
     a->ro_check[a->nro] = true;
@@ -519,6 +255,7 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
     a->ro_ino[a->nro] = st.st_ino;
     a->nro++;
   }
+  a->nread_roots = a->nro;
   for (size_t i = 0; v->read_paths && v->read_paths[i]; i++) {
     if ((size_t)a->nro >= SB_NS_MAX_RO) break;
     if (copy_path(a->ro[a->nro], v->read_paths[i], why, whylen) != 0) return -1;
@@ -548,17 +285,18 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   why[0] = '\0';
   init_arg *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  int go[2] = {-1, -1}, ready[2] = {-1, -1};
+  int go[2] = {-1, -1}, ctl[2] = {-1, -1};
   pid_t pid = -1;
   int rc = -1;
-  if (a == MAP_FAILED || stack == MAP_FAILED || pipe2(go, O_CLOEXEC) != 0 || pipe2(ready, O_CLOEXEC) != 0) {
+  if (a == MAP_FAILED || stack == MAP_FAILED || pipe2(go, O_CLOEXEC) != 0 ||
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
     snprintf(why, whylen, "namespaces: %s", strerror(errno));
     goto out;
   }
   memset(a, 0, sizeof *a);
   if (prepare(a, v, why, whylen) != 0) goto out;
   a->go_r = go[0];
-  a->ready_w = ready[1];
+  a->ctl = ctl[1];
   int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
               (v->network ? CLONE_NEWNET : 0) | (v->userns ? CLONE_NEWUSER : 0) | SIGCHLD;
   pid = clone(init_main, (char *)stack + STACK_SIZE, flags, a);
@@ -577,8 +315,8 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   }
   close(go[0]);
   go[0] = -1;
-  close(ready[1]);
-  ready[1] = -1;
+  close(ctl[1]);
+  ctl[1] = -1;
   if (v->userns && write_maps(pid) != 0) {
     snprintf(why, whylen, "namespaces: cannot map the user namespace's ids (%s)", strerror(errno));
     goto out;
@@ -588,9 +326,9 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
     snprintf(why, whylen, "namespaces: the init is gone (%s)", strerror(errno));
     goto out;
   }
-  report r;
+  sb_ns_report r;
   ssize_t n;
-  while ((n = read(ready[0], &r, sizeof r)) < 0 && errno == EINTR) {}
+  while ((n = recv(ctl[0], &r, sizeof r, 0)) < 0 && errno == EINTR) {}
   if (n != (ssize_t)sizeof r) {
     snprintf(why, whylen, "mount view: the init ended without a word");
     goto out;
@@ -599,7 +337,7 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
     r.detail[sizeof r.detail - 1] = '\0';
     snprintf(why, whylen, "mount view: %s%s%s failed: %s; set confine = {namespaces = false} to run "
              "commands without their own namespaces (capabilities dropped, seccomp and Landlock stay)",
-             r.step > 0 && r.step < ST_COUNT ? step_names[r.step] : "a step", r.detail[0] ? " " : "",
+             r.step > 0 && r.step < ST_COUNT ? sb_view_step_names[r.step] : "a step", r.detail[0] ? " " : "",
              r.detail, strerror(r.err));
     goto out;
   }
@@ -614,6 +352,8 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   }
   ns->pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 without pidfd: kill by pid then */
   ns->init = pid;
+  ns->ctl = ctl[0];
+  ctl[0] = -1;
   pid = -1;
   rc = 0;
 out:
@@ -624,7 +364,7 @@ out:
   if (rc != 0) sb_ns_close(ns);
   for (int i = 0; i < 2; i++) {
     if (go[i] >= 0) close(go[i]);
-    if (ready[i] >= 0) close(ready[i]);
+    if (ctl[i] >= 0) close(ctl[i]);
   }
   if (stack != MAP_FAILED) munmap(stack, STACK_SIZE);
   if (a != MAP_FAILED) munmap(a, sizeof *a);
@@ -644,6 +384,48 @@ int sb_ns_open(const sb_ns *ns, const char *path) {
   return open(p, O_PATH | O_CLOEXEC);
 }
 
+int sb_ns_request(sb_ns *ns, int op, int tree, const char *path, const char *target, int *fd_out) {
+  if (fd_out) *fd_out = -1;
+  if (ns->ctl < 0) return errno = ESRCH, -1;
+  static const size_t cap = sizeof(((sb_ns_msg *)0)->path);
+  size_t pl = strlen(path), tl = target ? strlen(target) : 0;
+  if (pl >= cap || tl >= cap) return errno = ENAMETOOLONG, -1;
+  sb_ns_msg *m = calloc(1, sizeof *m);
+  if (!m) return errno = ENOMEM, -1;
+  m->op = op;
+  m->tree = tree;
+  memcpy(m->path, path, pl + 1);
+  if (target) memcpy(m->target, target, tl + 1);
+  ssize_t w;
+  while ((w = send(ns->ctl, m, sizeof *m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+  free(m);
+  if (w != (ssize_t)sizeof(sb_ns_msg)) return errno = EIO, -1;
+  /* the init answers at once; one that does not within 10 s is broken */
+  struct pollfd p = {.fd = ns->ctl, .events = POLLIN};
+  int r;
+  while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {}
+  if (r != 1) return errno = ETIMEDOUT, -1;
+  sb_ns_answer ans;
+  struct iovec iov = {&ans, sizeof ans};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  ssize_t n;
+  while ((n = recvmsg(ns->ctl, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+  if (n != (ssize_t)sizeof ans) return errno = EIO, -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      if (fd_out && *fd_out < 0) *fd_out = fd;
+      else close(fd);
+    }
+  if (ans.err) return errno = ans.err, -1;
+  return 0;
+}
+
 void sb_ns_close(sb_ns *ns) {
   if (ns->init > 0) {
     if (ns->pidfd >= 0) syscall(SYS_pidfd_send_signal, ns->pidfd, SIGKILL, NULL, 0);
@@ -651,6 +433,7 @@ void sb_ns_close(sb_ns *ns) {
     while (waitpid(ns->init, NULL, __WALL) < 0 && errno == EINTR) {}
   }
   if (ns->pidfd >= 0) close(ns->pidfd);
+  if (ns->ctl >= 0) close(ns->ctl);
   for (int i = 0; i < SB_NS_COUNT; i++)
     if (ns->fd[i] >= 0) close(ns->fd[i]);
   sb_ns_init(ns);

@@ -11,13 +11,18 @@
 
 static void confine_close(lua_State *L, sb_sandbox *sb, void *state) {
   (void)L;
-  sb_confine_release(state);
+  sb_confine_release(state, &sb->fs.mem);
   sb_free(&sb->fs.mem, state, sizeof(sb_confine));
 }
 
 static const sb_part_class confine_part = {"confine", confine_close};
 
 sb_confine *sb_lua_confine(const sb_sandbox *sb) { return sb_part_get(sb, &confine_part); }
+
+int sb_lua_confine_upper_fd(const sb_sandbox *sb) {
+  sb_confine *c = sb_lua_confine(sb);
+  return c && c->upper_fd >= 0 ? fcntl(c->upper_fd, F_DUPFD_CLOEXEC, 3) : -1;
+}
 
 int sb_lua_confine_merged_fd(const sb_sandbox *sb, const char **why) {
   sb_confine *c = sb_lua_confine(sb);
@@ -100,8 +105,17 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
   }
   lua_pop(L, 1);
   sb->fs.be->cmd->tree(&sb->fs, &co.tree);
-  co.overlay = sb_lua_overlay_layers(sb, &co.upper_fd, &co.work_fd);
-  if (sb_confine_setup(c, &co) != 0) {
+  co.overlay = sb_lua_overlay_layers(sb, &co.upper_fd, &co.work_fd, &co.state_temporary);
+  co.commands = sb_opt_bool(L, opts, "exec");
+  /* the policy the file tools obey, for commands (SPEC §6.1) */
+  const sb_policy *pol = sb->fs.policy;
+  const char *mode = sb_opt_str(L, opts, "mode");
+  co.policy = pol;
+  co.mode = strcmp(mode, "r") == 0 ? 'r' : strcmp(mode, "w") == 0 ? 'w' : 'b';
+  co.extensions = pol->has_ext_read || pol->has_ext_write;
+  co.max_disk = sb_opt_u64_or(L, opts, "max_disk_usage", SB_UNLIMITED);
+  co.disk_files_only = sb_opt_bool(L, opts, "max_disk_usage_files_only");
+  if (sb_confine_setup(c, &co, &sb->fs.mem) != 0) {
     sb_failf(e, SB_ENOTSUP, "%s", c->why); /* a copy: c is freed before it is shown */
     return -1;
   }

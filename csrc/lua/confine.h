@@ -15,5 +15,7 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
 sb_confine *sb_lua_confine(const sb_sandbox *sb);
 /* An OverlaySandbox's merged root (a new fd), or -1 with *why. */
 int sb_lua_confine_merged_fd(const sb_sandbox *sb, const char **why);
+/* Its upper layer, when the view made it in memory (a new fd), or -1. */
+int sb_lua_confine_upper_fd(const sb_sandbox *sb);
 
 #endif

@@ -46,6 +46,10 @@ static sb_lua_runner *ready(sb_sandbox *sb, sb_err *e) {
     sb_failf(e, SB_ENOTSUP, "%s", c->why);
     return NULL;
   }
+  if (lr->refused) {
+    sb_failf(e, SB_ENOTSUP, "%s", lr->refused);
+    return NULL;
+  }
   return lr;
 }
 
@@ -132,6 +136,12 @@ static int l_spawn(lua_State *L) {
   sb_lua_runner *lr = ready(sb, &op->e);
   if (!lr) return sb_push_err(L, &op->e, NULL, 0);
   if (lr->r->running) luaL_error(L, "cannot start a command from inside a sandbox callback");
+  /* the view follows the rules: paths appeared or were replaced since */
+  sb_confine *conf = sb_lua_confine(sb);
+  if (conf && sb_confine_refresh(conf) != 0) {
+    sb_failf(&op->e, SB_ENOTSUP, "%s", conf->why);
+    return sb_push_err(L, &op->e, NULL, 0);
+  }
   sb_cmd cmd;
   memset(&cmd, 0, sizeof cmd);
   cmd.background = sb_lua_opt_bool(L, 2, "background", false);

@@ -73,6 +73,75 @@ static sb_code refuse_dot_final(sb_sandbox *sb, sb_op *op) {
   return sb_fail(&op->e, SB_EINVAL, "a path ending in '/.' names no entry of its own: use the path without it");
 }
 
+/* ---- renames never carry a denied path out from under its rule --------- */
+
+typedef struct moved {
+  const sb_policy *pol;
+  size_t flen;                   /* the real source's length: entries below start with it */
+  char to[SB_PATH_MAX + 1];      /* where it goes */
+  size_t tlen;
+  char path[2 * SB_PATH_MAX + 2]; /* an entry's new path */
+  char hit[SB_PATH_MAX + 1];     /* the first entry that would leave its rule */
+} moved;
+
+static int moved_fn(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
+  (void)ent;
+  (void)ref;
+  moved *m = ud;
+  if (rlen < m->flen || !sb_policy_denied(m->pol, rel, rlen)) return SB_WALK_CONTINUE;
+  size_t n = m->tlen + (rlen - m->flen);
+  memcpy(m->path, m->to, m->tlen);
+  memcpy(m->path + m->tlen, rel + m->flen, rlen - m->flen);
+  m->path[n] = '\0';
+  if (sb_policy_denied(m->pol, m->path, n)) return SB_WALK_SKIP; /* still denied there, all of it */
+  size_t k = rlen < SB_PATH_MAX ? rlen : SB_PATH_MAX;
+  memcpy(m->hit, rel, k);
+  m->hit[k] = '\0';
+  return SB_WALK_STOP;
+}
+
+/* Moving a directory must not carry a denied path out from under its rule
+ * (deny "secrets/key", then move "secrets" to "pub"): refused when an entry
+ * below it is denied where it is and would not be where it goes. Commands
+ * cannot do it either: their view pins every directory above a masked
+ * path (confine/rules.c). */
+static sb_code rename_keeps_denied(sb_sandbox *sb, sb_op *op, sb_op *to) {
+  const sb_policy *pol = &sb->policy;
+  if (pol->deny.n == 0) return SB_OK;
+  sb_fs *fs = &sb->fs;
+  sb_stat st;
+  sb_err e;
+  if (fs->be->stat(fs, &op->p, false, &st, &e) != SB_OK || st.type != SB_T_DIR) return SB_OK;
+  moved *m = sb_malloc(&fs->mem, sizeof *m);
+  sb_path *from = sb_malloc(&fs->mem, sizeof *from);
+  sb_code c = m && from ? SB_OK : sb_fail(&op->e, SB_ENOSPC, "out of memory");
+  sb_bytes b;
+  if (c == SB_OK) {
+    m->pol = pol;
+    m->hit[0] = '\0';
+    /* the real paths: where the entries are, and where they would be */
+    if (fs->be->realpath(fs, &to->p, false, &b, &e) == SB_OK && b.len <= SB_PATH_MAX) {
+      memcpy(m->to, b.p, b.len + 1);
+      m->tlen = b.len;
+    } else {
+      memcpy(m->to, to->p.buf, to->p.len + 1);
+      m->tlen = to->p.len;
+    }
+    if (fs->be->realpath(fs, &op->p, false, &b, &e) != SB_OK || sb_path_from_rel(from, b.p, b.len, &e) != SB_OK)
+      *from = op->p;
+    m->flen = from->len;
+    if (fs->be->walk(fs, from, 0, moved_fn, m, &e) != SB_OK && !m->hit[0])
+      c = sb_failf(&op->e, e.code, "cannot check what the move would carry out of the deny rules: %s",
+                   e.msg ? e.msg : sb_code_name(e.code));
+    else if (m->hit[0])
+      c = sb_failf(&op->e, SB_EACCES, "moving it would carry '%.200s', which the sandbox rules deny, to where "
+                   "they do not: move what is allowed instead", m->hit);
+  }
+  if (m) sb_free(&fs->mem, m, sizeof *m);
+  if (from) sb_free(&fs->mem, from, sizeof *from);
+  return c;
+}
+
 /* ---- methods ------------------------------------------------------------ */
 
 /* The sink of read_file: the Lua string itself. On 5.3 and 5.4 a long
@@ -365,12 +434,37 @@ static int m_rename(lua_State *L) {
   }
   int kind = kind_for_ext(sb, &op->p);
   if (sb_lua_guard(sb, op, &op->p, SB_ACC_MODIFY, kind) != SB_OK ||
-      sb_lua_guard(sb, op, &to->p, SB_ACC_MODIFY, kind) != SB_OK ||
+      sb_lua_guard(sb, op, &to->p, SB_ACC_MODIFY, kind) != SB_OK || rename_keeps_denied(sb, op, to) != SB_OK ||
       sb->fs.be->rename(&sb->fs, &op->p, &to->p, overwrite, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   lua_pushboolean(L, 1);
   sb_lua_audit_ok(L, sb, op, -1);
   return 1;
+}
+
+/* A new link's target judged as the kernel will resolve it (SPEC §6.1):
+ * through the links already in the tree, a chain included, it must stay
+ * inside (a missing component is where resolution stops; the text from
+ * there is judged as written, by the policy). */
+static sb_code link_stays_inside(sb_sandbox *sb, sb_op *op, const char *target, size_t tlen) {
+  if (sb->policy.allow_escaping_links || (tlen && target[0] == '/')) return SB_OK; /* the policy's */
+  sb_fs *fs = &sb->fs;
+  sb_err e;
+  sb_bytes b;
+  sb_path *dir = sb_malloc(&fs->mem, sizeof *dir);
+  char *joined = sb_malloc(&fs->mem, 2 * SB_PATH_MAX + 2);
+  sb_code c = dir && joined ? SB_OK : sb_fail(&op->e, SB_ENOSPC, "out of memory");
+  if (c == SB_OK && sb_path_from_rel(dir, op->p.buf, sb_path_parent_len(&op->p), &e) == SB_OK &&
+      fs->be->realpath(fs, dir, true, &b, &e) == SB_OK) {
+    long n = sb_link_join(b.p, b.len, target, tlen, joined, 2 * SB_PATH_MAX + 2);
+    if (n >= 0 && sb_path_from_rel(dir, joined, (size_t)n, &e) == SB_OK &&
+        fs->be->realpath(fs, dir, true, &b, &e) == SB_EESCAPE)
+      c = sb_fail(&op->e, SB_EESCAPE, "the link target leads outside the sandbox through a link on its way "
+                  "(allow_escaping_links = true makes it anyway; reading through it stays EESCAPE)");
+  }
+  if (dir) sb_free(&fs->mem, dir, sizeof *dir);
+  if (joined) sb_free(&fs->mem, joined, 2 * SB_PATH_MAX + 2);
+  return c;
 }
 
 /* sb:symlink(target, path): a link at path with the text target (SPEC §4). */
@@ -386,6 +480,7 @@ static int m_symlink(lua_State *L) {
     return sb_lua_fail(L, sb, op);
   }
   if (sb_lua_guard(sb, op, &op->p, SB_ACC_WRITE, SB_KIND_FILE) != SB_OK ||
+      link_stays_inside(sb, op, target, tlen) != SB_OK ||
       sb->fs.be->symlink(&sb->fs, target, tlen, &op->p, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   lua_pushboolean(L, 1);

@@ -134,11 +134,12 @@ int sb_lua_overlay_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
   return 0;
 }
 
-bool sb_lua_overlay_layers(const sb_sandbox *sb, int *upper_fd, int *work_fd) {
+bool sb_lua_overlay_layers(const sb_sandbox *sb, int *upper_fd, int *work_fd, bool *temporary) {
   overlay *ov = sb_part_get(sb, &overlay_part);
   if (!ov) return false;
   *upper_fd = ov->upper_fd;
   *work_fd = ov->work_fd;
+  *temporary = ov->temporary;
   return true;
 }
 
@@ -178,6 +179,15 @@ int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err 
     lua_pushstring(L, why);
     sb_lua_setfield(L, ud, "overlay_why");
     return 0;
+  }
+  /* an upper layer the view made in memory (max_disk_usage binds commands)
+   * replaces the state directory's: the review reads it by this fd */
+  int mem = sb_lua_confine_upper_fd(sb);
+  if (mem >= 0) {
+    close(ov->upper_fd);
+    ov->upper_fd = mem;
+    lua_pushfstring(L, "/proc/self/fd/%d", mem);
+    sb_lua_setfield(L, ud, "upper_dir");
   }
   int usage = fcntl(ov->upper_fd, F_DUPFD_CLOEXEC, 3);
   /* every file operation goes through the merged view from here; max_disk_usage counts the upper layer */

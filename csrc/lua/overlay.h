@@ -15,7 +15,7 @@
  * the layers. 0, or -1 with e. */
 int sb_lua_overlay_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e);
 /* The layers, for the confinement's view; false when sb is no overlay. */
-bool sb_lua_overlay_layers(const sb_sandbox *sb, int *upper_fd, int *work_fd);
+bool sb_lua_overlay_layers(const sb_sandbox *sb, int *upper_fd, int *work_fd, bool *temporary);
 /* After the confinement part: point the backend at the kernel's merged
  * view, or where no namespace could hold the mount, switch to the
  * userspace overlay (file operations only); sets sb.overlay_view

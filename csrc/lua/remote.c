@@ -83,8 +83,24 @@ static void set_str(lua_State *L, const char *k, const char *v) {
   lua_setfield(L, -2, k);
 }
 
+/* The policy the file tools obey binds commands too, or they are refused
+ * (SPEC §6.1): on the engine nothing of this host binds them. */
+static const char *const REFUSED =
+    "commands are not run: they run on the engine, where read_only and the deny/allow rules do not bind them "
+    "(here they bind the file tools); drop those options to run commands, or use a local sandbox";
+
+static bool policy_binds_commands(const sb_policy *p) { return p->read_only || sb_policy_has_rules(p); }
+
+static void set_policy_entry(lua_State *L, const char *name, bool set, const char *why_set) {
+  lua_createtable(L, 0, 2);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "enforced");
+  set_str(L, "why", set ? why_set : "not set");
+  lua_setfield(L, -2, name);
+}
+
 /* sb.confinement: what isolates the commands is the engine's, said as data. */
-static void push_confinement(lua_State *L, const remote_part *rp, const sb_remote_box *b) {
+static void push_confinement(lua_State *L, const remote_part *rp, const sb_remote_box *b, const sb_policy *p) {
   lua_createtable(L, 0, 6);
   lua_pushboolean(L, 1);
   lua_setfield(L, -2, "enabled");
@@ -105,6 +121,12 @@ static void push_confinement(lua_State *L, const remote_part *rp, const sb_remot
   set_str(L, "via", "an environment mark every process of a command inherits, swept from /proc");
   set_str(L, "checked", "by the first command: ENOTSUP where the template has no /proc or no grep -z");
   lua_setfield(L, -2, "tree_kill");
+  /* one entry per policy item: none binds commands on the engine */
+  if (policy_binds_commands(p)) set_str(L, "refused", REFUSED);
+  set_policy_entry(L, "read_only", p->read_only, REFUSED);
+  set_policy_entry(L, "rules", sb_policy_has_rules(p), REFUSED);
+  set_policy_entry(L, "extensions", p->has_ext_read || p->has_ext_write,
+                   "a file-tool policy: commands read and write files of any extension");
 }
 
 /* sb:keep_alive(seconds): the engine keeps the sandbox that long from now
@@ -198,7 +220,8 @@ int sb_lua_remote(lua_State *L) {
     sb_runner *r = sb_remote_runner(&sb->fs.mem, &rc, &e);
     if (!r) c = e.code;
     else {
-      sb_lua_runner_attach(L, sb, r, 1); /* released before the remote part: commands end first */
+      sb_lua_runner *lr = sb_lua_runner_attach(L, sb, r, 1); /* released before the remote part: commands end first */
+      if (policy_binds_commands(&sb->policy)) lr->refused = REFUSED;
       lua_pushboolean(L, 1);
       sb_lua_setfield(L, ud, "has_exec");
     }
@@ -206,7 +229,7 @@ int sb_lua_remote(lua_State *L) {
   if (c == SB_OK) {
     lua_pushstring(L, box->id);
     sb_lua_setfield(L, ud, "sandbox_id");
-    push_confinement(L, rp, box);
+    push_confinement(L, rp, box, &sb->policy);
     sb_lua_setfield(L, ud, "confinement");
     lua_pushcfunction(L, l_keep_alive);
     sb_lua_setfield(L, ud, "keep_alive");

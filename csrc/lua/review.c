@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "fs/container.h"
+#include "lua/confine.h"
+#include "lua/object.h"
 #include "review/diff.h"
 #include "review/scan.h"
 
@@ -68,10 +71,12 @@ static void push_entry(lua_State *L, const sb_scan_entry *e) {
 typedef struct scan_ud {
   lua_State *L;
   lua_Integer n;
+  int only; /* one type, or -1 */
 } scan_ud;
 
 static int scan_cb(void *ud, const sb_scan_entry *e) {
   scan_ud *u = ud;
+  if (u->only >= 0 && e->type != u->only) return 0;
   if (!lua_checkstack(u->L, 4)) return 1;
   push_entry(u->L, e);
   lua_rawseti(u->L, -2, ++u->n);
@@ -87,13 +92,16 @@ static int open_root(lua_State *L, const char *path) {
   return fd;
 }
 
-/* core.review_scan(dir) -> {{path, type, opaque, size, fingerprint}, ...}
- * in name order, or nil, msg. */
+/* core.review_scan(dir [, type]) -> {{path, type, opaque, size,
+ * fingerprint}, ...} in name order (only entries of that type: "link", ...),
+ * or nil, msg. */
 static int l_scan(lua_State *L) {
+  static const char *const only[] = {"file", "dir", "link", "whiteout", "other", "all", NULL};
+  int type = luaL_checkoption(L, 2, "all", only);
   int fd = open_root(L, luaL_checkstring(L, 1));
   if (fd < 0) return 2;
   lua_newtable(L);
-  scan_ud u = {L, 0};
+  scan_ud u = {L, 0, type == 5 ? -1 : type};
   int err = sb_scan_tree(fd, scan_cb, &u);
   close(fd);
   if (err) {
@@ -124,7 +132,29 @@ static int l_entry(lua_State *L) {
   return 1;
 }
 
+/* core.review_merged(helper, sb): the review's helper (a plain
+ * ContainerSandbox over base_dir) works in the overlay sb's merged view from
+ * here, through the same unmasked mount the sandbox's own file operations
+ * use (never through the sandbox's init, which no one may reach). true, or
+ * nil, msg. */
+static int l_merged(lua_State *L) {
+  sb_sandbox *h = sb_lua_check_open(L, 1);
+  sb_sandbox *sb = sb_lua_check_open(L, 2);
+  if (h->fs.be != &sb_container_backend) luaL_argerror(L, 1, "a ContainerSandbox");
+  const char *why = NULL;
+  int fd = sb_lua_confine_merged_fd(sb, &why);
+  if (fd < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, why && *why ? why : "the overlay has no merged view");
+    return 2;
+  }
+  sb_container_set_root(&h->fs, fd, -1);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 void sb_lua_review_open(lua_State *L) {
-  static const luaL_Reg fns[] = {{"diff", l_diff}, {"review_scan", l_scan}, {"review_entry", l_entry}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"diff", l_diff}, {"review_scan", l_scan}, {"review_entry", l_entry},
+                                 {"review_merged", l_merged}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -25,6 +25,7 @@ typedef struct sb_lua_runner {
   bool allow_shell;
   int max_background;
   int env_ref;      /* registry ref of the base environment {NAME = value} */
+  const char *refused; /* commands fail closed with this reason (a policy nothing binds them to), or NULL */
 } sb_lua_runner;
 
 /* Make r the sandbox's runner (a part: released with the sandbox). The

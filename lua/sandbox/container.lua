@@ -21,6 +21,10 @@ M.options = {
   mode = { check = options.one_of("rw", "r", "w"), default = "rw" },
   read_roots = { check = dirs },
   max_disk_usage = { check = C.size },
+  -- commands can be held to max_disk_usage only where the kernel limits the
+  -- bytes they write (the overlay's upper layer); elsewhere they are
+  -- refused, unless the user says the limit binds the file tools only
+  max_disk_usage_files_only = { check = C.boolean, default = false },
   resolver = { check = options.one_of("auto", "openat2", "fallback"), default = "auto" },
   exec = { check = C.boolean, default = true },
 }
