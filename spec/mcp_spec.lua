@@ -465,6 +465,59 @@ describe("agent-sandbox mcp, the protocol's rules", function()
     assert(ok, why)
   end)
 
+  it("without --dir serves the client's first root when it offers roots", function()
+    local dir = project()
+    local r = sdk("roots", dir, "", nil, { cwd = "/" }) -- started in /, which it would refuse
+    assert.equal(1, r.asked)
+    assert.matches("notes%.md", r.list)
+    assert.matches(dir:gsub("%p", "%%%0"), r.pwd)
+  end)
+
+  it("refuses to serve /, the home directory or one above it unless --allow-broad-dir says so", function()
+    local list = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
+    local function served(args, cwd, home)
+      local tmp = backends.tmpdir("mcpbroad")
+      local f = assert(io.open(tmp .. "/in", "wb"))
+      f:write(init(), "\n", list, "\n")
+      f:close()
+      sh.run(("cd %s && HOME=%s %s < %s/in > %s/out 2> %s/err"):format(sh.quote(cwd), sh.quote(home),
+        server_cmd(args), tmp, tmp, tmp))
+      local m = by_id((function()
+        local t = {}
+        for l in (sh.read_file(tmp .. "/out") or ""):gmatch("[^\n]+") do t[#t + 1] = json.decode(l) end
+        return t
+      end)(), 1)
+      return m, (sh.read_file(tmp .. "/err") or "")
+    end
+    local home = project()
+    -- without --dir, from / and from the home directory: no tools, the reason
+    for _, c in ipairs { { "/", "the whole file system" }, { home, "your home directory" },
+                         { home:match("^(.*)/[^/]+$"), "above your home" } } do
+      local m, err = served("", c[1], home)
+      assert.is_table(m and m.error, c[1])
+      assert.matches("refusing to serve", m.error.message)
+      assert.matches(c[2], m.error.message)
+      assert.matches("%-%-allow%-broad%-dir", err .. m.error.message)
+    end
+    -- named with --dir, it is refused before serving; with --allow-broad-dir it serves
+    local r = raw({ init(), list }, "--dir " .. sh.quote(home) .. " --allow-broad-dir")
+    assert.is_table(by_id(r.msgs, 1).result.tools)
+    local ok, out = sh.run(("HOME=%s %s < /dev/null"):format(sh.quote(home), server_cmd("--dir " .. sh.quote(home))))
+    assert.is_false(ok)
+    assert.matches("refusing to serve", out)
+  end)
+
+  it("--read-only binds run_command too: a command changes nothing", function()
+    local dir = project()
+    local call = json.encode { jsonrpc = "2.0", id = 1, method = "tools/call",
+      params = { name = "run_command", arguments = { command = { "sh", "-c", "echo x > made.txt; rm notes.md; echo end" } } } }
+    local r = raw({ init(), call }, "--dir " .. sh.quote(dir) .. " --read-only")
+    local res = by_id(r.msgs, 1).result
+    assert.matches("Read%-only file system", json.encode(res))
+    assert.is_nil(sh.read_file(dir .. "/made.txt"))
+    assert.equal("# notes\n", sh.read_file(dir .. "/notes.md"))
+  end)
+
   it("exits 0 at end of input, and refuses bad flags before serving", function()
     local r = raw { init() }
     assert.is_true(r.ok, r.err)

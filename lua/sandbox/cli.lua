@@ -15,7 +15,8 @@ local type, pairs, ipairs, next, tostring, tonumber, pcall, fmt =
 local function err(msg) io.stderr:write("agent-sandbox: ", msg, "\n") end
 
 local MCP_FLAGS = {
-  dir = { kind = "value", meta = "DIR", help = "serve this directory (a ContainerSandbox; default: the current directory)" },
+  dir = { kind = "value", meta = "DIR", help = "serve this directory (a ContainerSandbox; default: the client's first MCP root if it offers roots, else the current directory)" },
+  ["allow-broad-dir"] = { kind = "bool", help = "serve the directory even when it is /, your home directory or a directory above it (refused otherwise: an agent would see your keys and every project)" },
   virtual = { kind = "bool", help = "serve an empty in-memory VirtualSandbox instead (files from --config's files)" },
   overlay = { kind = "value", meta = "DIR", help = "copy-on-write over DIR: DIR is not written; review and commit with agent-sandbox review (keep the layers with --state-dir)" },
   remote = { kind = "bool", help = "serve a sandbox on an engine that speaks E2B's API (E2B cloud, CubeSandbox): the key from E2B_API_KEY or --config, never a flag; killed on exit unless --keep" },
@@ -101,6 +102,22 @@ local function instructions(kind, where)
     .. "(sandbox:///path)."
 end
 
+-- Why a directory is too broad to serve without --allow-broad-dir (/, the
+-- home directory or one above it), or nil.
+local function too_broad(dir)
+  local function clean(p) return (p:gsub("/+$", "")) end
+  local d = clean(dir)
+  if d == "" then return "the whole file system" end
+  for _, home in ipairs { os.getenv("HOME") or "", "/root" } do
+    local h = clean(home)
+    if h ~= "" and (h == d or h:sub(1, #d + 1) == d .. "/") then
+      return h == d and "your home directory" or "a directory above your home directory"
+    end
+  end
+  return nil
+end
+M.too_broad = too_broad
+
 --- agent-sandbox mcp ...
 function M.mcp(argv)
   local cli, opts, rest, kind = flags.parse(argv, MCP_FLAGS, function(c)
@@ -119,27 +136,52 @@ function M.mcp(argv)
   if type(topts) ~= "table" then flags.fail("--config: tools must be a table of sb:tools options") end
   if cli.only then topts.only = cli.only end
   if cli.exclude then topts.exclude = cli.exclude end
+  -- without --dir the directory comes from the client's roots when it
+  -- offers them: the sandbox is made once the client has said
+  local lazy = kind == "container" and not cli.dir and not opts.base_dir
   if kind == "container" then opts.base_dir = cli.dir or opts.base_dir or "." end
   if kind == "overlay" then opts.base_dir = cli.overlay end
+  -- a sandbox of /, the home directory or above it only when asked for by name
+  local function open(root)
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    if root then o.base_dir = root end
+    local sb, msg = make(kind, o)
+    if not sb then return nil, msg end
+    local broad = (kind == "container" or kind == "overlay") and too_broad(sb.cwd)
+    if broad and not cli["allow-broad-dir"] then
+      sb:close()
+      return nil, fmt("refusing to serve %s (%s): an agent would see every project and key in it; serve a "
+        .. "project directory (--dir DIR%s), or add --allow-broad-dir to serve it anyway", sb.cwd, broad,
+        root and ", or a narrower root in the client" or "")
+    end
+    return sb
+  end
   -- the transport first: from here on stdout carries protocol messages only
   local ch = core.channel { stdio = true, signals = { "TERM", "INT", "HUP" } }
-  local sb, msg = make(kind, opts)
-  if not sb then
-    ch:close()
-    err(msg)
-    return 1
+  local sb, msg
+  if not lazy then
+    sb, msg = open(nil)
+    if not sb then
+      ch:close()
+      err(msg)
+      return 1
+    end
   end
   local ok, s = pcall(server.new, {
-    channel = ch, sb = sb, approve = approve, tools_opts = topts, name = "agent-sandbox",
-    version = sandbox.version, instructions = instructions(kind, sb.cwd),
+    channel = ch, sb = sb, open = lazy and open or nil, approve = approve, tools_opts = topts,
+    name = "agent-sandbox", version = sandbox.version,
+    instructions = lazy and instructions(kind, "the client's first root (or the server's directory)")
+      or instructions(kind, sb.cwd),
   })
   if not ok then
-    sb:close()
+    if sb then sb:close() end
     ch:close()
     flags.fail(tostring(s):gsub("^[^:]*:%d+: ", ""))
   end
   local run_ok, why = pcall(s.run)
-  sb:close() -- kills and reaps every command
+  if s.sb then s.sb:close() end -- kills and reaps every command
+  if lazy and s.open_failed then err(s.open_failed) end
   ch:close()
   if not run_ok then
     err("internal error: " .. tostring(why))

@@ -6,6 +6,7 @@
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { execFileSync } from "node:child_process";
+import { pathToFileURL } from "node:url";
 
 const require = createRequire(resolve(process.env.NPM_DIR || "build/npm") + "/");
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
@@ -226,6 +227,24 @@ scenarios.shutdown = async () => {
     }
     report[how] = { before, after: count(`sleep ${marker}`), server_alive: alive };
   }
+};
+
+// a client that offers roots (DIR as its first), started without --dir:
+// the server works there, wherever it was started
+scenarios.roots = async () => {
+  const { client, transport } = connect({ roots: { listChanged: true } });
+  let asked = 0;
+  client.setRequestHandler(T.ListRootsRequestSchema, async () => {
+    asked++;
+    return { roots: [{ uri: pathToFileURL(dir).href, name: "project" }] };
+  });
+  await client.connect(transport);
+  const r = await client.callTool({ name: "list_files", arguments: { path: "." } });
+  report.list = text(r);
+  const p = await client.callTool({ name: "run_command", arguments: { command: ["pwd"] } });
+  report.pwd = text(p);
+  report.asked = asked;
+  await client.close();
 };
 
 const timer = setTimeout(() => {

@@ -34,10 +34,26 @@ local function valid_id(id)
   return type(id) == "string" or (type(id) == "number" and id == floor(id))
 end
 
+-- The local path a file:// URI names (a client's root), or nil.
+function M.file_path(uri)
+  if type(uri) ~= "string" then return nil end
+  local rest = uri:match("^[Ff][Ii][Ll][Ee]://(.*)$")
+  if not rest then return nil end
+  local host, path = rest:match("^([^/]*)(/.*)$")
+  if not path or (host ~= "" and host ~= "localhost") then return nil end
+  if path:find("%%[^%x]") or path:find("%%%x?$") then return nil end
+  path = path:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  if path:find("%z") then return nil end
+  return path
+end
+
 --- A server. o: channel (core.channel with stdio), sb, tools_opts (for
 --- sb:tools, approve and on_wait are the server's), approve ("always",
 --- "never", "ask"), instructions, name, version, log (a function for
---- stderr lines, optional).
+--- stderr lines, optional). Instead of sb, open = function(root) -> sb |
+--- nil, msg: the sandbox is made when first needed, in the first of the
+--- client's roots (MCP roots/list) when it offers them (root = that path),
+--- else with root = nil.
 function M.new(o)
   local S = {
     ch = o.channel, sb = o.sb, approve = o.approve or "always",
@@ -63,7 +79,6 @@ function M.new(o)
   end
   S.log = log
 
-  S.resources = resources.new(S.sb, notify)
 
   -- ---- input ------------------------------------------------------------------
 
@@ -185,7 +200,49 @@ function M.new(o)
   local topts = {}
   for k, v in pairs(o.tools_opts or {}) do topts[k] = v end
   topts.approve, topts.on_wait = approver, on_wait
-  S.tools = S.sb:tools(topts)
+
+  local function attach(sb)
+    S.sb = sb
+    S.resources = resources.new(sb, notify)
+    S.tools = sb:tools(topts)
+  end
+  if S.sb then attach(S.sb) end
+
+  -- The client's first root, asked for once (nil: it offers none, or did
+  -- not answer within 10 s).
+  local function first_root()
+    if type(S.client.roots) ~= "table" then return nil end
+    S.next_id = S.next_id + 1
+    local id = "sandbox-" .. S.next_id
+    send({ jsonrpc = "2.0", id = id, method = "roots/list" })
+    local deadline = os.time() + 10
+    while not S.stop and not S.responses[id] and os.time() <= deadline do S.pump(0.25) end
+    local r = S.responses[id]
+    S.responses[id] = nil
+    local roots = r and type(r.result) == "table" and r.result.roots
+    if type(roots) ~= "table" then return nil end
+    for _, root in ipairs(roots) do
+      local path = type(root) == "table" and M.file_path(root.uri)
+      if path then return path end
+    end
+    return nil
+  end
+
+  -- The sandbox, made now if it is made lazily: true, or nil and why.
+  local function ready()
+    if S.sb then return true end
+    if S.open_failed then return nil, S.open_failed end
+    if not o.open then return nil, "this server has no sandbox" end
+    local ok, sb, why = pcall(o.open, first_root())
+    if ok and sb then
+      attach(sb)
+      log("info", { sandbox = sb.cwd })
+      return true
+    end
+    S.open_failed = tostring(ok and why or sb)
+    return nil, S.open_failed
+  end
+  S.ready = ready
 
   -- ---- methods -----------------------------------------------------------------
 
@@ -208,6 +265,15 @@ function M.new(o)
   end
 
   function H.ping() return object() end
+
+  -- methods that work in the sandbox: it is made first
+  local function needs_sandbox(f)
+    return function(p, id)
+      local ok, why = ready()
+      if not ok then return nil, M.INTERNAL, "no sandbox to work in: " .. why end
+      return f(p, id)
+    end
+  end
 
   H["tools/list"] = function(p)
     if p.cursor ~= nil then return nil, M.INVALID_PARAMS, "invalid cursor (this server sends one page)" end
@@ -252,6 +318,11 @@ function M.new(o)
   H["resources/unsubscribe"] = function(p)
     S.resources.unsubscribe(p)
     return object()
+  end
+
+  for _, m in ipairs { "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
+                       "resources/subscribe", "resources/unsubscribe" } do
+    H[m] = needs_sandbox(H[m])
   end
 
   H["logging/setLevel"] = function(p)
