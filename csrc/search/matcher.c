@@ -222,6 +222,8 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
    * whole buffer and in a line alone (and differently again with and
    * without its JIT): such text is judged a line at a time (sb_matcher_scan) */
   m->bounds = !literal && !multiline && (memmem(pat, n, "\\b", 2) || memmem(pat, n, "\\B", 2));
+  uint32_t minlen = 1;
+  m->empty = !literal && !multiline && pcre2_pattern_info(m->code, PCRE2_INFO_MINLENGTH, &minlen) == 0 && minlen == 0;
   return SB_OK;
 }
 
@@ -356,7 +358,8 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
   /* all ASCII: the faster code gives the same answers, and no byte is invalid */
   bool ascii = m->ascii && sb_utf8_ascii(buf, len);
   const pcre2_code *code = ascii ? m->ascii : m->code;
-  bool per_line = m->per_line || (m->bounds && !m->prelen && !ascii && !sb_utf8_valid(buf, len));
+  bool per_line = m->per_line || (m->bounds && !m->prelen && !ascii && !sb_utf8_valid(buf, len)) ||
+                  (m->empty && !m->prelen && memmem(buf, len, "\r\n", 2));
   size_t pos = 0;
   while (pos <= end) {
     size_t ls, le;

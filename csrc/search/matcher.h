@@ -22,6 +22,8 @@ typedef struct sb_matcher {
   bool multiline; /* a match may span lines */
   bool per_line;  /* judged one line at a time: lookaround, \K, \A, \z... */
   bool bounds;    /* has \b or \B: judged one line at a time in text that is not UTF-8 */
+  bool empty;     /* it can match an empty string: a whole-buffer scan never looks between a CR
+                     and its LF (PCRE2 steps over CRLF), so buffers holding one go a line at a time */
   const char *needle; /* the literal (borrowed from the caller) */
   size_t nlen;
   pcre2_code *code;  /* NULL for a case-sensitive literal */
