@@ -6,6 +6,7 @@
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
+#   make test-fresh the README's test command in a fresh clone of HEAD (a missing install step shows)
 #   make static     build/libsandbox.a for hosts linking statically (also built by make)
 #   make embed      run the embedding example (examples/embed)
 #   make bench      the benchmarks of SPEC §10 against their baselines (bench/out/)
@@ -46,7 +47,7 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: all module install static embed test asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
 
@@ -128,6 +129,14 @@ all: $(TESTBIN)
 test: $(MODULE) $(TESTBIN)
 	bash scripts/npm-deps.sh
 	$(BUSTED) $(BUSTED_ARGS)
+
+# The README's test command where nothing of this tree's builds, npm modules
+# or untracked files helps: a clone of HEAD in a temporary directory.
+test-fresh:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	git clone -q "$(CURDIR)" "$$tmp/sandbox" && cd "$$tmp/sandbox" && \
+	echo "make test-fresh: bash scripts/test.sh in $$tmp/sandbox ($$(git log -1 --format=%h))" && \
+	bash scripts/test.sh
 
 ASAN_LIB = $(shell $(CC) -print-file-name=libasan.so)
 # intercept_tls_get_addr=0: LSan's exit scan crashed ("Tracer caught signal

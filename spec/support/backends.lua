@@ -23,10 +23,11 @@ function M.cleanup()
   end
 end
 
---- Populate a directory through an unrestricted sandbox (as a host would).
+--- Populate a directory through an unrestricted sandbox (as a host would;
+--- no commands, so no confinement is set up for it).
 function M.populate(dir, files)
   if not files then return end
-  local sb = assert(sandbox.container { base_dir = dir })
+  local sb = assert(sandbox.container { base_dir = dir, exec = false })
   local paths = {}
   for p in pairs(files) do paths[#paths + 1] = p end
   table.sort(paths)

@@ -75,6 +75,59 @@ function M.abi(op)
   return false, ("%s: not available on this host outside any sandbox either (%s)"):format(ABI[op], out ~= "" and out or "no output")
 end
 
+-- What a probe of the host answered: true, or a string saying why not.
+local function probe(key, fn)
+  if cache[key] == nil then cache[key] = fn() end
+  if cache[key] == true then return true end
+  return false, cache[key]
+end
+
+--- Does this run have root (to become another user, mount, ...)?
+function M.root()
+  return probe("root", function()
+    local ok, out = sh.run("id -u")
+    return (ok and out:match("^0%s*$")) and true or "this run is not root"
+  end)
+end
+
+--- Can a spec run a sandbox as an unprivileged user here: root to become
+--- nobody, setpriv, and user namespaces for that user (Debian's
+--- kernel.unprivileged_userns_clone, a seccomp profile or AppArmor may
+--- refuse them)? true, or false and why.
+function M.unprivileged()
+  return probe("unprivileged", function()
+    local root, why = M.root()
+    if not root then return why .. " (it cannot become another user)" end
+    if not sh.run("command -v setpriv >/dev/null") then return "setpriv is missing" end
+    if not sh.run("setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true") then
+      return "user namespaces are refused to an unprivileged user on this host"
+    end
+    return true
+  end)
+end
+
+--- Does the host mount a cgroup v2 hierarchy? true, or false and why.
+function M.cgroup2()
+  return probe("cgroup2", function()
+    return sh.run("grep -q ' - cgroup2 ' /proc/self/mountinfo") and true or "no cgroup v2 hierarchy is mounted here"
+  end)
+end
+
+--- Is a program there? true, or false and why.
+function M.program(path)
+  return probe("program " .. path, function()
+    return sh.run("test -x " .. sh.quote(path)) and true or (path .. " is not installed here")
+  end)
+end
+
+--- Where the host cannot do what a case needs: note it (the case passes,
+--- said) and return false; else true. Use: if not host.can(what, host.root()) then return end
+function M.can(what, ok, why)
+  if ok then return true end
+  M.note(what, why or "not possible on this host")
+  return false
+end
+
 --- Assert that a confined attack was refused, where the host allows the
 --- call; where it does not, note it and pass.
 function M.expect_refused(op, out, label)
