@@ -18,7 +18,6 @@ if os.getenv("SANDBOX_TEST_UNCONFINED") then -- valgrind: see the Makefile
   return
 end
 
-local caps = sandbox.capabilities()
 
 local function mkfile(path, content)
   assert(sh.run("mkdir -p " .. sh.quote(path:match("^(.*)/[^/]+$"))))
@@ -75,10 +74,8 @@ local function as_nobody(name, kind, dir)
 end
 
 local users = { { "as root", in_process, nil } }
-if caps.root and sh.run("command -v setpriv") then
+if hostcan.can("the policy cases as an unprivileged user", hostcan.unprivileged()) then
   users[#users + 1] = { "as an unprivileged user", as_nobody, "65534:65534" }
-else
-  hostcan.note("the policy cases as an unprivileged user", "this run is not root or has no setpriv")
 end
 
 for _, user in ipairs(users) do
@@ -257,6 +254,16 @@ describe("one policy for files and commands: where no layer can bind it, command
       sb:dispose()]])))
     assert(ok, out)
     assert.matches("^nil ENOTSUP .*Landlock", out)
+  end)
+
+  it("sandbox.capabilities() says how this host binds each policy item, or false", function()
+    local c = sandbox.capabilities()
+    assert.is_table(c.policy)
+    for _, k in ipairs { "read_only", "mode_w", "rules", "disk" } do
+      assert.is_true(c.policy[k] == false or type(c.policy[k]) == "string", k)
+    end
+    assert.is_false(c.policy.extensions)
+    assert.equal(c.namespaces and c.landlock_abi and "the mount view" or false, c.policy.rules)
   end)
 
   it("the report has one entry per policy item, extensions a file-tool policy by name", function()

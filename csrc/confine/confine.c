@@ -474,9 +474,36 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   }
 }
 
+/* An OverlaySandbox that runs no commands: its namespace holds the merged
+ * mount the file operations use, and nothing more is made (no view for
+ * commands, no network, limits, Landlock or seccomp). */
+static void setup_merged_only(sb_confine *c, const sb_confine_opts *o, bool root) {
+  sb_ns_view v = {.root_fd = o->tree.root_fd, .root_path = o->root_path, .ro_fds = o->tree.ro_fds,
+                  .nro = o->tree.nro, .tmp_size = o->tmp_size, .minimal = true, .userns = !root,
+                  .upper_fd = o->upper_fd, .work_fd = o->work_fd};
+  const char *none = "exec = false: no commands";
+  if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0 ||
+      (sb_ns_request(&c->ns, SB_NS_CLONE, 0, "", NULL, &c->merged_fd) != 0 &&
+       (c->merged_fd = sb_ns_open(&c->ns, o->root_path)) < 0)) {
+    if (!c->why[0]) snprintf(c->why, sizeof c->why, "overlay: cannot open the merged view: %s", strerror(errno));
+    c->refuse = true;
+    layer(c, "mount_view", false, c->why);
+    return;
+  }
+  sb_layer *l = layer(c, "namespaces", true, NULL);
+  detail_str(l, "own", v.userns ? "user mount (the overlay's mount only)" : "mount (the overlay's mount only)");
+  detail_int(l, "init", c->ns.init, SB_DETAIL_INT);
+  layer(c, "mount_view", false, none);
+}
+
 int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
   bool root = geteuid() == 0;
   c->enabled = o->confine;
+  if (o->overlay && !o->commands && o->confine && o->namespaces) {
+    c->enabled = false;
+    setup_merged_only(c, o, root);
+    return 0;
+  }
   /* an overlay's writes held to max_disk_usage by the kernel: its upper
    * layer on a tmpfs of that size (a temporary state only: it is memory) */
   if (o->overlay && o->commands && o->confine && o->namespaces && o->max_disk != SB_UNLIMITED &&

@@ -232,6 +232,7 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   snprintf(a->tmp_opts, sizeof a->tmp_opts, "mode=0755,size=%llu,nr_inodes=%llu",
            (unsigned long long)v->tmp_size, (unsigned long long)sb_ns_tmp_inodes(v->tmp_size));
   a->root_ro = v->root_ro;
+  a->minimal = v->minimal;
   a->skeleton = v->skeleton;
   if (copy_path(a->root, v->root_path, why, whylen) != 0) return -1;
   if (strcmp(a->root, "/") == 0) {

@@ -43,6 +43,7 @@ typedef struct sb_ns_view {
   const char *const *read_paths; /* host paths, read-only at the same paths; NULL-ended */
   uint64_t tmp_size;      /* bytes /tmp and /dev/shm may hold together (inodes in proportion) */
   bool root_ro;           /* the root read-only (read_only, or mode "r") */
+  bool minimal;           /* no command will join: only the overlay's mount (the file operations') */
   bool skeleton;          /* allow rules: trees show only what the keeper binds in (SB_NS_SHOW) */
   bool network;           /* own network namespace (loopback only) */
   bool userns;            /* own user namespace (the host is not root) */

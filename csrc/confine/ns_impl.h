@@ -46,6 +46,7 @@ typedef struct init_arg {
   char tmp_opts[96];
   char root[SB_NS_PATH];
   bool root_ro;             /* commands see the root read-only */
+  bool minimal;             /* no command will join: the overlay's mount alone */
   bool skeleton;            /* allow rules: each tree is shown through a skeleton */
   dev_t root_dev;
   ino_t root_ino;

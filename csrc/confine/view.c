@@ -410,6 +410,11 @@ void sb_view_build(init_arg *a) {
   if (chdir("/") != 0) fail(a, ST_PIVOT, "/");
   if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
     fail(a, ST_NEWROOT, "/");
+  if (a->minimal) { /* no command will see it: the overlay's mount for the file operations, alone */
+    prepare_trees(a);
+    overlay(a);
+    goto finish;
+  }
   system_dirs(a);
   etc_files(a);
   scratch(a);
@@ -430,6 +435,7 @@ void sb_view_build(init_arg *a) {
   else tree(a, 0, a->root, a->root_ro, true, a->root_dev, a->root_ino);
   for (int i = 0; i < a->nro; i++)
     tree(a, i < a->nread_roots ? i + 1 : -1, a->ro[i], true, a->ro_check[i], a->ro_dev[i], a->ro_ino[i]);
+finish:
   /* switch: the host's tree goes, the new root stays, read-only itself */
   if (umount2("/oldroot", MNT_DETACH) != 0 || chdir("/newroot") != 0 ||
       syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)

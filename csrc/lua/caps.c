@@ -1,6 +1,7 @@
 #include "lua/caps.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -32,6 +33,24 @@ static int probe_clone(int flags) {
   return ok;
 }
 
+static void policy_field(lua_State *L, const char *key, const char *via) {
+  if (via) lua_pushstring(L, via);
+  else lua_pushboolean(L, 0);
+  lua_setfield(L, -2, key);
+}
+
+/* What of the policy this host can bind commands to (SPEC §6.1), and how:
+ * a sandbox where it cannot refuses commands. */
+static void push_policy(lua_State *L, bool ns, bool landlock) {
+  lua_createtable(L, 0, 5);
+  policy_field(L, "read_only", ns && landlock ? "the mount view and Landlock" : landlock ? "Landlock" : NULL);
+  policy_field(L, "mode_w", landlock ? "Landlock" : NULL);
+  policy_field(L, "rules", ns && landlock ? "the mount view" : NULL);
+  policy_field(L, "disk", ns && landlock ? "an OverlaySandbox's upper layer in memory (not a ContainerSandbox)" : NULL);
+  policy_field(L, "extensions", NULL); /* a file-tool policy everywhere */
+  lua_setfield(L, -2, "policy");
+}
+
 int sb_caps_push(lua_State *L) {
   lua_createtable(L, 0, 10);
   lua_pushboolean(L, sb_openat2_available());
@@ -47,9 +66,11 @@ int sb_caps_push(lua_State *L) {
   lua_pushboolean(L, probe_clone(CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER)));
   lua_setfield(L, -2, "netns");
   /* the set a confined sandbox makes for itself (confine/ns.c) */
-  lua_pushboolean(L, probe_clone(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-                                 CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER)));
+  bool ns = probe_clone(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET |
+                        (geteuid() == 0 ? 0 : CLONE_NEWUSER));
+  lua_pushboolean(L, ns);
   lua_setfield(L, -2, "namespaces");
+  push_policy(L, ns, abi > 0);
   lua_pushboolean(L, sb_seccomp_available());
   lua_setfield(L, -2, "seccomp");
   lua_pushboolean(L, geteuid() == 0);
