@@ -123,9 +123,22 @@ describe("sandbox.diff", function()
     local edited = {}
     for i, l in ipairs(big) do edited[i] = i % 20 == 0 and (l .. " changed") or l end
     local a, b = table.concat(big, "\n") .. "\n", table.concat(edited, "\n") .. "\n"
+    -- the bound is relative to a linear pass over the same texts measured in
+    -- this run (CPU time, so a busy machine, ASan or valgrind slow both
+    -- alike): here the diff takes about one such pass; a quadratic one
+    -- (20000 x 20000 lines) takes thousands
     local t0 = os.clock()
+    for _ = 1, 3 do
+      local la, lb, n = {}, {}, 0
+      for l in a:gmatch("[^\n]*\n") do la[#la + 1] = l end
+      for l in b:gmatch("[^\n]*\n") do lb[#lb + 1] = l end
+      for i = 1, #la do if la[i] ~= lb[i] then n = n + 1 end end
+    end
+    local linear = os.clock() - t0
+    t0 = os.clock()
     local d, st = sandbox.diff(a, b, { path = "f" })
-    assert.is_true(os.clock() - t0 < 2)
+    local took = os.clock() - t0
+    assert.is_true(took < math.max(0.5, 40 * linear), ("diff %.3f s, a linear pass %.3f s"):format(took, linear))
     assert.equal(1000, st.added)
     assert.equal(1000, st.removed)
     write(dir .. "/f", a)

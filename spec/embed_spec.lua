@@ -50,10 +50,13 @@ describe("embedding", function()
     -- the callback's error reached the host's handler; the host went on
     assert.matches("%[host%] a script callback failed %(on_stdout of process %d+%): .*choked on tick", out)
     assert.matches("1 callback errors", out, nil, true)
-    -- poll never waits for a command (one that waited would stall 100+ ms, the
-    -- gap between outputs; a frame gets ~16 ms, a loaded machine adds noise)
+    -- poll never waits for a command: one that waited would stall a frame for
+    -- most of the quiet command's second (nothing else is running then). A
+    -- call takes well under a millisecond; the bound leaves room for a loaded
+    -- machine, ASan and a preempted host thread (issue 28)
+    assert.matches("quiet: awake", out, nil, true)
     local worst = tonumber(out:match("worst ([%d.]+) ms"))
-    assert.is_true(worst < 90, "a call into the script took " .. tostring(worst) .. " ms: poll blocked")
+    assert.is_true(worst < 400, "a call into the script took " .. tostring(worst) .. " ms: poll blocked")
     assert.matches("closed: 0 bytes still allocated", out, nil, true)
   end)
 

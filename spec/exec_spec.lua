@@ -133,7 +133,10 @@ describe("exec", function()
       local r = assert(sb:exec("sleep", { "0.5" }, { on_wait = function(_, elapsed) seen[#seen + 1] = elapsed end,
         wait_interval = 0.1 }))
       assert.equal(0, r.exit_code)
-      assert.is_true(#seen >= 3 and #seen <= 6, #seen .. " calls")
+      -- about one call per interval of the command's own measured run (a
+      -- loaded machine stretches the run, and the calls with it)
+      local most = math.floor(r.duration / 0.1) + 2
+      assert.is_true(#seen >= 3 and #seen <= most, #seen .. " calls in " .. r.duration .. " s")
       for i = 2, #seen do assert.is_true(seen[i] > seen[i - 1]) end
     end)
 

@@ -35,3 +35,36 @@ describe("host probes", function()
     assert.matches("^refusal of i386: i386 system calls", notes[#notes])
   end)
 end)
+
+-- The machine of issue 28, made here: a seccomp filter kills every i386 call
+-- of the process tree before the sandbox exists (filters are inherited), so
+-- the host cannot make the call outside the sandbox, as where `int $0x80`
+-- faults. The attack's whole path (probe, confined run, verdict) then passes
+-- with a note, on any host.
+describe("on a host where i386 calls fault (simulated with a seccomp filter)", function()
+  local sh = require "support.sh"
+  local backends = require "support.backends"
+
+  it("the i386 attack is not checked, and the note says why", function()
+    local dir = backends.tmpdir("i386")
+    assert(sh.run(("cp %s/test/attack %s/attack"):format(sh.build, dir)))
+    local notes = os.tmpname()
+    local ok, out = sh.run(([[%s/test/no_ns i386 %s -e '
+      package.path = "./lua/?.lua;./lua/?/init.lua;./spec/?.lua;" .. package.path
+      package.cpath = "%s/?.so;" .. package.cpath
+      local hostcan = require "support.host"
+      hostcan.notes_file = "%s"
+      print("host: " .. hostcan.unconfined("i386"))
+      local sb = assert(require("sandbox").container { base_dir = "%s" })
+      local r = assert(sb:exec("./attack", { "i386" }))
+      print("inside: " .. (r.signal or r.exit_code))
+      hostcan.expect_refused("i386", r.stdout)
+      for _, n in ipairs(hostcan.notes()) do print("note: " .. n) end
+      sb:close()']]):format(sh.build, sh.lua(), sh.build, notes, dir))
+    os.remove(notes)
+    assert(ok, out)
+    assert.matches("host: killed by signal %d+", out)
+    assert.matches("inside: SIG%u+", out) -- nothing was made, nothing printed
+    assert.matches("note: refusal of i386: i386 system calls %(int %$0x80%): not available on this host outside any sandbox either %(killed by signal %d+%)", out)
+  end)
+end)

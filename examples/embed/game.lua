@@ -27,6 +27,9 @@ local jobs = {
   tests = sb:exec("sh", { "-c", "sleep 0.1; echo 'ok 1'; echo 'not ok 2' >&2; sleep 0.1; echo 'ok 3'; exit 1" },
     { background = true, on_stdout = lines_of("tests"), on_stderr = lines_of("tests (stderr)"),
       on_exit = function(r) say("tests exited with %d", r.exit_code) end }),
+  -- a long quiet stretch after the others end: a poll that waited for output
+  -- would stall the frame for most of a second here
+  quiet = sb:exec("sh", { "-c", "sleep 1; echo awake" }, { background = true, on_stdout = lines_of("quiet") }),
   -- this callback raises: the host's error handler reports it, nothing stops
   flaky = sb:exec("sh", { "-c", "sleep 0.15; echo tick" },
     { background = true, on_stdout = function(chunk) error("the flaky callback choked on " .. chunk:gsub("\n", "")) end }),
