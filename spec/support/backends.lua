@@ -7,19 +7,47 @@ local sh = require "support.sh"
 
 local M = {}
 
---- A fresh empty directory for a test; removed by M.cleanup().
-local made = {}
+--- A fresh empty directory for a test (mode 0700, as mktemp makes it);
+--- removed by M.cleanup(). Made in batches: a spawn per directory cost
+--- more than most tests (a child of an ASan run loads ASan's runtime too).
+local made, ready = {}, {}
+local BATCH = 64
 function M.tmpdir(tag)
   local base = os.getenv("SANDBOX_TEST_TMP") or "/dev/shm"
-  local dir = sh.lines(("mktemp -d %s/sbtest-%s-XXXXXX"):format(base, tag or "x"))[1]
+  local pool = ready[base]
+  if not pool or #pool == 0 then
+    pool = sh.lines(("for i in $(seq %d); do mktemp -d %s/sbtest-XXXXXX; done"):format(BATCH, base))
+    assert(#pool == BATCH, "mktemp failed in " .. base)
+    ready[base] = pool
+  end
+  local dir = table.remove(pool)
   made[#made + 1] = dir
+  -- the tag names it, for whoever reads a failure (same directory, one rename)
+  local named = dir:gsub("sbtest%-", "sbtest-" .. (tag or "x"):gsub("[^%w_-]", "_") .. "-")
+  if os.rename(dir, named) then
+    made[#made] = named
+    dir = named
+  end
   return dir
 end
 
+-- Every directory made since the last cleanup, in as few spawns as the
+-- command line allows.
 function M.cleanup()
-  for i = #made, 1, -1 do
-    sh.run("rm -rf " .. sh.quote(made[i]))
-    made[i] = nil
+  for base, pool in pairs(ready) do
+    for _, d in ipairs(pool) do made[#made + 1] = d end
+    ready[base] = nil
+  end
+  local i = #made
+  while i > 0 do
+    local args, len = {}, 0
+    while i > 0 and len < 60000 do
+      args[#args + 1] = sh.quote(made[i])
+      len = len + #args[#args] + 1
+      made[i] = nil
+      i = i - 1
+    end
+    sh.run("rm -rf " .. table.concat(args, " "))
   end
 end
 
