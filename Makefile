@@ -115,13 +115,13 @@ $(BUILD)/test/seccomp_eval: spec/c/seccomp_eval.c csrc/confine/seccomp.c csrc/co
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/seccomp_eval.c csrc/confine/seccomp.c
 # the remote protocol's JSON and base64, checked against Node's
-$(BUILD)/test/json_echo: spec/c/json_echo.c csrc/net/json.c csrc/net/json.h csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
+$(BUILD)/test/json_echo: spec/c/json_echo.c csrc/remote/json.c csrc/remote/json.h csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB)
 # the remote engine's client, against the E2B test peer
 $(BUILD)/test/remote_probe: spec/c/remote_probe.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/control.c \
-                            csrc/remote/envd.c csrc/remote/process.c csrc/net/json.c \
-                            csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c $(wildcard csrc/remote/*.h) csrc/net/json.h
+                            csrc/remote/envd.c csrc/remote/process.c csrc/remote/json.c \
+                            csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c $(wildcard csrc/remote/*.h) csrc/remote/json.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB) -lcurl -lm
 all: $(TESTBIN)
@@ -212,7 +212,7 @@ BENCH := $(BUILD)/bench
 bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c $(BENCH)/remote_rt
 # the remote client's round trips (bench/remote_ops.lua)
 $(BENCH)/remote_rt: bench/remote_rt.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/envd.c \
-                    csrc/remote/process.c csrc/net/json.c csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
+                    csrc/remote/process.c csrc/remote/json.c csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Icsrc $(LUA_INC) -o $@ $^ $(LUA_LIB) -lcurl -lm
 $(BENCH)/benchtree.so: bench/baseline/uthash_tree.c

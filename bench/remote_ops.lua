@@ -65,7 +65,7 @@ end
 
 -- grep over a tree of 300 files on the engine: the walk is one ListDir
 -- either way; the files are then fetched in one tar run in the sandbox
--- (fs/remote_fetch.c), or read one by one where it has no tar (the peer's
+-- (remote/fs_fetch.c), or read one by one where it has no tar (the peer's
 -- "no-tar" template, which needs root: the row is left out otherwise).
 -- Measured on loopback and with the peer delaying every request by 10 ms,
 -- as a far engine's round trip would.

@@ -1,4 +1,4 @@
-/* libFuzzer target for the remote protocol's codecs (csrc/net/json.c,
+/* libFuzzer target for the remote protocol's codecs (csrc/remote/json.c,
  * csrc/remote/connect.c):
  * - any bytes parse or are refused without a crash or a leak;
  * - an accepted document's canonical form parses, and writing that again
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/json.h"
+#include "remote/json.h"
 #include "remote/connect.h"
 #include "remote/tar.h"
 

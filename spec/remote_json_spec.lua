@@ -1,4 +1,4 @@
--- The remote backend's JSON and base64 (csrc/net/json.c, SPEC §15) -- not
+-- The remote backend's JSON and base64 (csrc/remote/json.c, SPEC §15) -- not
 -- sandbox.json, the Lua codec of the tools (spec/json_spec.lua) -- checked
 -- against Node's JSON.parse and Buffer (spec/js/json/check.mjs): the same
 -- documents accepted and refused, and a canonical form that means what the

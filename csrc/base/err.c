@@ -73,9 +73,11 @@ sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...) {
   return c;
 }
 
+sb_code sb_fail_oom(sb_err *e) { return sb_fail(e, SB_ENOSPC, "out of memory"); }
+
 sb_code sb_fail_errno(sb_err *e, int errnum) {
   sb_code c = sb_code_from_errno(errnum);
-  if (errnum == ENOMEM) return sb_fail(e, c, "out of memory");
+  if (errnum == ENOMEM) return sb_fail_oom(e);
   if (c == SB_EIO) return sb_failf(e, c, "%s", strerror(errnum));
   return sb_fail(e, c, NULL);
 }

@@ -42,5 +42,8 @@ sb_code sb_fail(sb_err *e, sb_code c, const char *msg);
 sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 sb_code sb_fail_errno(sb_err *e, int errnum);
+/* The one out-of-memory failure (ENOSPC: the sandbox's budget or the host's
+ * allocator said no). */
+sb_code sb_fail_oom(sb_err *e);
 
 #endif

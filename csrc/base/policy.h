@@ -61,6 +61,10 @@ bool sb_policy_rule_below(const sb_policy *p, int list, const char *dir, size_t 
 bool sb_policy_denied(const sb_policy *p, const char *path, size_t len);
 /* Are there deny or allow rules at all? */
 static inline bool sb_policy_has_rules(const sb_policy *p) { return p->deny.n > 0 || p->has_allow; }
+/* ... or extension allowlists too: must a walk judge each entry it meets? */
+static inline bool sb_policy_judges_entries(const sb_policy *p) {
+  return sb_policy_has_rules(p) || p->has_ext_read || p->has_ext_write;
+}
 /* Does the extension allowlist let contents of this file be read? */
 bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t len);
 /* May a link with this target be made in the directory `dir` (its clean

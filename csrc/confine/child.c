@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "exec/spawn.h" /* SB_CHILD_FN */
+#include "base/child.h"
 
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446

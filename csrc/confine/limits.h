@@ -1,6 +1,6 @@
 /* Resource limits of commands, and the cgroups that hold their trees.
  *
- * Each command gets leaves (made by the runner, exec/cgroup.h) below the
+ * Each command gets leaves (made by the runner, confine/cgroup.h) below the
  * per-sandbox directories opened here: in the v2 hierarchy for whole-tree
  * kill (descendants that left the process group are still found), and for
  * memory / pids / cpu limits where each controller is delegated to us (v2),
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "exec/cgroup.h"
+#include "confine/cgroup.h"
 
 enum { SB_LIM_MEMORY, SB_LIM_PIDS, SB_LIM_CPU, SB_NLIM };
 enum { SB_LIM_NONE, SB_LIM_V1, SB_LIM_V2 }; /* where a limit lives */

@@ -1,6 +1,6 @@
 #include "confine/netns.h"
 #include "base/file.h"
-#include "exec/spawn.h"
+#include "base/child.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 
 #include "base/path.h"
 #include "confine/ns.h"
-#include "exec/spawn.h" /* SB_CHILD_FN, sb_child_close_fds */
+#include "base/child.h"
 
 #define SB_VIEW_TREES (1 + SB_NS_MAX_RO) /* the root, then the read roots */
 

@@ -483,7 +483,7 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   lproc *p = sb_malloc(m, sizeof *p);
   if (!p) {
     close(cwdfd);
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return NULL;
   }
   memset(p, 0, sizeof *p);
@@ -690,7 +690,7 @@ static const sb_runner_ops local_ops = {
 sb_runner *sb_local_runner(const sb_mem *m, const sb_local_config *cfg, sb_err *e) {
   local *lr = sb_malloc(m, sizeof *lr);
   if (!lr) {
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return NULL;
   }
   memset(lr, 0, sizeof *lr);

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "base/child.h"
 #include "confine/child.h"
 
 #define SB_MAX_CGROUPS 4
@@ -33,18 +34,6 @@ typedef struct sb_spawn_req {
 } sb_spawn_req;
 
 #define SB_SPAWN_STACK (64 * 1024)
-
-/* For functions that run in a child on a stack of our own (a clone child):
- * sanitizer runtimes do not know that stack, keep their instrumentation out. */
-#if defined(__GNUC__)
-#define SB_CHILD_FN __attribute__((no_sanitize_address, no_sanitize("undefined"), noinline))
-#else
-#define SB_CHILD_FN
-#endif
-
-/* In a child before exec (or _exit): close every fd above 2 but keep1 and
- * keep2 (-1: none). */
-void sb_child_close_fds(int keep1, int keep2);
 
 typedef struct sb_spawn_res {
   pid_t pid;

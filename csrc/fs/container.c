@@ -42,7 +42,7 @@ const char *sb_ct_last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
  * root-relative path (dirfd + optional name). */
 sb_code sb_ct_recheck(sb_fs *fs, const layer *v, int fd, const char *name,
                        sb_access acc, int kind, sb_err *e) {
-  if (!sb_rt_policy_active(fs->policy)) return SB_OK;
+  if (!sb_policy_judges_entries(fs->policy)) return SB_OK;
   char rel[2 * SB_PATH_MAX + 2];
   long n = sb_resolve_relpath(&v->res, fd, rel, sizeof rel - SB_NAME_MAX - 2);
   if (n < 0) return n == -EXDEV ? sb_rt_fail(e, (int)n) : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
@@ -132,30 +132,17 @@ static int open_final(sb_fs *fs, const sb_path *p, bool parents, char name[SB_NA
 
 /* ---- disk usage (max_disk_usage) ---------------------------------------- */
 
-static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
+/* the root's regular files, or usage_fd's tree (an overlay's upper layer) */
+static sb_code disk_count(sb_fs *fs, uint64_t *used, sb_err *e) {
   container *ct = CT(fs);
-  if (ct->max_disk == SB_UNLIMITED) return SB_OK;
-  if (ct->disk_dirty) {
-    uint64_t used = 0;
-    sb_path root;
-    sb_path_from_rel(&root, "", 0, e);
-    sb_code c = ct->usage_fd >= 0 ? sb_ct_usage_walk(fs, ct->usage_fd, &used, e)
-                                  : sb_ct_walk_layer(fs, 0, &root, SB_WALK_SIZES, sb_ct_count_bytes, &used, e);
-    if (c != SB_OK) return c;
-    ct->disk_used = used;
-    ct->disk_dirty = false;
-  }
-  sb_quota q = {.max_bytes = ct->max_disk, .used_bytes = ct->disk_used,
-                .max_nodes = SB_UNLIMITED};
-  sb_code c = sb_quota_check(&q, dbytes, 0, e);
-  if (c == SB_ENOSPC) sb_failf(e, SB_ENOSPC, "max_disk_usage (%llu bytes) would be exceeded",
-                               (unsigned long long)ct->max_disk);
-  return c;
+  sb_path root;
+  sb_path_from_rel(&root, "", 0, e);
+  return ct->usage_fd >= 0 ? sb_ct_usage_walk(fs, ct->usage_fd, used, e)
+                           : sb_ct_walk_layer(fs, 0, &root, SB_WALK_SIZES, sb_ct_count_bytes, used, e);
 }
 
-static void disk_apply(container *ct, int64_t dbytes) {
-  if (ct->max_disk != SB_UNLIMITED && !ct->disk_dirty)
-    ct->disk_used = (uint64_t)((int64_t)ct->disk_used + dbytes);
+static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
+  return sb_disk_check(&CT(fs)->disk, fs, disk_count, dbytes, e);
 }
 
 /* ---- read side ---------------------------------------------------------- */
@@ -274,7 +261,7 @@ static sb_code ct_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, s
 static sb_code realpath_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
   sb_buf *b = &fs->scratch;
   b->len = 0;
-  if (sb_buf_reserve(&fs->mem, b, 2 * SB_PATH_MAX + 2) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (sb_buf_reserve(&fs->mem, b, 2 * SB_PATH_MAX + 2) != 0) return sb_fail_oom(e);
   bool follow = *(bool *)out;
   bool whole = follow || p->ncomp == 0 || sb_path_names_no_entry(p);
   int fd = whole ? sb_ct_open_in(v, p, O_PATH, true) : open_dir_chain(v, p, p->ncomp - 1, false, e);
@@ -313,7 +300,7 @@ static sb_code readlink_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   sb_buf *b = &fs->scratch;
   sb_code c = SB_OK;
   b->len = 0;
-  if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail(e, SB_ENOSPC, "out of memory");
+  if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail_oom(e);
   ssize_t n = c == SB_OK ? readlinkat(dirfd, name, b->p, SB_PATH_MAX + 1) : -1;
   if (c == SB_OK && n < 0) c = errno == EINVAL ? sb_fail(e, SB_EINVAL, "not a symbolic link") : sb_rt_fail_errno(e);
   else if (c == SB_OK && n > SB_PATH_MAX) c = sb_fail(e, SB_ENAMETOOLONG, "link target too long");
@@ -379,7 +366,7 @@ static sb_code ct_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e
   if (c != SB_OK) return c;
   sb_dirlist_fix_names(dl, 0);
   /* a name in an earlier layer hides the same name in later ones */
-  if (found > 1 && sb_dirlist_unique(&fs->mem, dl) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (found > 1 && sb_dirlist_unique(&fs->mem, dl) != 0) return sb_fail_oom(e);
   return SB_OK;
 }
 
@@ -416,13 +403,13 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   bool exists = false, placed = false, plain = false;
   int tfd = -1;
   c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
-  if (c == SB_OK && ct->max_disk != SB_UNLIMITED)
+  if (c == SB_OK && ct->disk.max != SB_UNLIMITED)
     c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
   if (c == SB_OK) c = sb_rt_write_tmp(&ct->tmp, dirfd, tmp, data, len, &tfd, e);
   if (c == SB_OK && !exists) {
     placed = renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0;
     if (placed) {
-      disk_apply(ct, (int64_t)len);
+      sb_disk_apply(&ct->disk, (int64_t)len);
     } else if (errno == EEXIST || (errno == EINVAL && o->overwrite)) {
       plain = errno == EINVAL; /* a filesystem without RENAME_NOREPLACE */
       c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
@@ -437,7 +424,7 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     else if (renameat(dirfd, tmp, dirfd, name) != 0)
       c = sb_rt_fail_errno(e);
     else
-      disk_apply(ct, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
+      sb_disk_apply(&ct->disk, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
   }
   if (tfd >= 0) {
     if (c != SB_OK) unlinkat(dirfd, tmp, 0);
@@ -495,7 +482,7 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   if (dirfd < 0) return e->code;
   /* Without rules or a disk quota a file needs no stat first: unlink it, and
    * only a directory (EISDIR) takes the long way. */
-  if (!sb_rt_policy_active(fs->policy) && ct->max_disk == SB_UNLIMITED && !p->must_dir) {
+  if (!sb_policy_judges_entries(fs->policy) && ct->disk.max == SB_UNLIMITED && !p->must_dir) {
     c = unlinkat(dirfd, name, 0) == 0 ? SB_OK : errno == EISDIR ? SB_EISDIR : sb_rt_fail_errno(e);
     if (c != SB_EISDIR) {
       close(dirfd);
@@ -525,7 +512,7 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
     if (unlinkat(dirfd, name, 0) != 0) c = sb_rt_fail_errno(e);
     else if (S_ISREG(st.st_mode)) freed = (uint64_t)st.st_size;
   }
-  disk_apply(ct, -(int64_t)freed);
+  sb_disk_apply(&ct->disk, -(int64_t)freed);
   close(dirfd);
   return c;
 }
@@ -554,7 +541,7 @@ static int move_dir(int fd1, const char *n1, int fd2, const char *n2, const stru
  * copies nothing up)? True off an overlay or without a disk quota. */
 static bool in_upper(sb_fs *fs, const layer *v, int dirfd, const char *name) {
   container *ct = CT(fs);
-  if (ct->usage_fd < 0 || ct->max_disk == SB_UNLIMITED) return true;
+  if (ct->usage_fd < 0 || ct->disk.max == SB_UNLIMITED) return true;
   char rel[2 * SB_PATH_MAX + 2];
   long n = sb_resolve_relpath(&v->res, dirfd, rel, sizeof rel - SB_NAME_MAX - 2);
   if (n < 0) return false;
@@ -602,7 +589,7 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
                       : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
     if (r != 0 && errno == EXDEV && S_ISDIR(s1.st_mode)) {
       uint64_t bytes = 0; /* the copy is whole before the source goes */
-      c = ct->max_disk == SB_UNLIMITED ? SB_OK : sb_ct_walk_layer(fs, 0, from, SB_WALK_SIZES, sb_ct_count_bytes, &bytes, e);
+      c = ct->disk.max == SB_UNLIMITED ? SB_OK : sb_ct_walk_layer(fs, 0, from, SB_WALK_SIZES, sb_ct_count_bytes, &bytes, e);
       if (c == SB_OK) c = disk_check(fs, (int64_t)bytes, e);
       if (c != SB_OK) {
         close(fd1);
@@ -610,14 +597,14 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
         return c;
       }
       r = move_dir(fd1, n1, fd2, n2, dst ? &s2 : NULL, overwrite);
-      ct->disk_dirty = true; /* copied: the bytes moved layers */
+      ct->disk.dirty = true; /* copied: the bytes moved layers */
     }
     if (r != 0) {
       if (errno == EINVAL) c = sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
       else if (errno == EEXIST && overwrite) c = sb_fail(e, SB_ENOTEMPTY, NULL);
       else c = sb_rt_fail_errno(e);
     } else if (dst && S_ISREG(s2.st_mode)) {
-      disk_apply(ct, -(int64_t)s2.st_size);
+      sb_disk_apply(&ct->disk, -(int64_t)s2.st_size);
     }
   }
   close(fd1);
@@ -650,10 +637,10 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
     sb_free(&fs->mem, ro, nlayers * sizeof *ro);
     close(o->rootfd);
     for (size_t i = 0; i < o->nroots; i++) close(o->roots[i]);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   *ct = (container){.layers = layers, .nlayers = nlayers, .can_write = o->can_write,
-                    .max_disk = o->max_disk_usage, .disk_dirty = true, .ro_fds = ro, .usage_fd = -1,
+                    .disk = {.max = o->max_disk_usage, .dirty = true}, .ro_fds = ro, .usage_fd = -1,
                     .base_fd = -1};
   sb_rt_tmp_init(&ct->tmp, ct);
   int rc = 0;
@@ -680,7 +667,7 @@ void sb_container_set_root(sb_fs *fs, int fd, int usage_fd) {
   ct->layers[0].res.rootfd = fd;
   if (ct->usage_fd >= 0) close(ct->usage_fd);
   ct->usage_fd = usage_fd;
-  ct->disk_dirty = true;
+  ct->disk.dirty = true;
 }
 
 int sb_container_base(sb_fs *fs, size_t *nroots) {
@@ -722,7 +709,7 @@ static void cmd_tree(sb_fs *fs, sb_cmd_tree *out) {
 }
 
 static void cmd_changed(sb_fs *fs) {
-  CT(fs)->disk_dirty = true; /* recount disk usage before the next write */
+  CT(fs)->disk.dirty = true; /* recount disk usage before the next write */
 }
 
 static const sb_backend_cmd container_cmd = {

@@ -22,8 +22,7 @@ typedef struct container {
   layer *layers;
   size_t nlayers;
   bool can_write;
-  uint64_t max_disk, disk_used;
-  bool disk_dirty;
+  sb_disk disk;
   sb_tmpnames tmp;
   int *ro_fds; /* the read roots' fds, for commands */
   int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */

@@ -91,7 +91,7 @@ sb_code sb_ct_usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e) {
   rwalk *w = sb_malloc(&fs->mem, sizeof *w);
   if (!w) {
     close(dfd);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   *w = (rwalk){.fs = fs, .vi = 0, .flags = SB_WALK_SIZES, .fn = sb_ct_count_bytes, .ud = used, .e = e};
   e->code = SB_OK;
@@ -106,13 +106,13 @@ sb_code sb_ct_walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags,
   container *ct = CT(fs);
   layer *v = &ct->layers[vi];
   rwalk *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!w) return sb_fail_oom(e);
   *w = (rwalk){.fs = fs, .vi = vi, .flags = flags, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   size_t rlen = sb_path_clean(p, w->rel);
   int fd = sb_ct_open_in(v, p, O_PATH, true); /* a named start is followed: grep{path = "link"} */
   struct stat st;
-  if (fd >= 0 && sb_rt_policy_active(fs->policy)) {
+  if (fd >= 0 && sb_policy_judges_entries(fs->policy)) {
     /* The start may lie behind a symlink: name everything below it by
      * where it really is, so rules judge real paths. */
     long n = sb_resolve_relpath(&v->res, fd, w->rel, sizeof w->rel);

@@ -35,7 +35,7 @@ static sb_code need_write(const ovl *ov, sb_err *e) {
 
 /* The rules, on where the object really is in the merged view. */
 static sb_code recheck(sb_fs *fs, const onode *n, sb_access acc, int kind, sb_err *e) {
-  if (!sb_rt_policy_active(fs->policy)) return SB_OK;
+  if (!sb_policy_judges_entries(fs->policy)) return SB_OK;
   return sb_policy_check(fs->policy, acc, n->rel, n->rlen, kind, e);
 }
 
@@ -64,26 +64,10 @@ static sb_code lookup_for_write(sb_fs *fs, const sb_path *p, bool parents, onode
 
 static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err *e);
 
-static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
-  ovl *ov = OV(fs);
-  if (ov->max_disk == SB_UNLIMITED) return SB_OK;
-  if (ov->disk_dirty) {
-    uint64_t used = 0;
-    sb_code c = walk_dir_sum(fs, ov->root[UP], &used, 0, e);
-    if (c != SB_OK) return c;
-    ov->disk_used = used;
-    ov->disk_dirty = false;
-  }
-  sb_quota q = {.max_bytes = ov->max_disk, .used_bytes = ov->disk_used, .max_nodes = SB_UNLIMITED};
-  sb_code c = sb_quota_check(&q, dbytes, 0, e);
-  if (c == SB_ENOSPC)
-    sb_failf(e, SB_ENOSPC, "max_disk_usage (%llu bytes) would be exceeded", (unsigned long long)ov->max_disk);
-  return c;
-}
+static sb_code disk_count(sb_fs *fs, uint64_t *used, sb_err *e) { return walk_dir_sum(fs, OV(fs)->root[UP], used, 0, e); }
 
-static void disk_apply(ovl *ov, int64_t dbytes) {
-  if (ov->max_disk != SB_UNLIMITED && !ov->disk_dirty)
-    ov->disk_used = (uint64_t)((int64_t)ov->disk_used + dbytes);
+static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
+  return sb_disk_check(&OV(fs)->disk, fs, disk_count, dbytes, e);
 }
 
 static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err *e) {
@@ -154,7 +138,7 @@ static sb_code ov_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   else if ((c = recheck(fs, &n, SB_ACC_LIST, SB_KIND_FILE, e)) == SB_OK) {
     b->len = 0;
     ssize_t len = -1;
-    if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail(e, SB_ENOSPC, "out of memory");
+    if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail_oom(e);
     else if ((len = readlinkat(n.parent.fd[n.where], n.name, b->p, SB_PATH_MAX + 1)) < 0) c = sb_rt_fail_errno(e);
     else if (len > SB_PATH_MAX) c = sb_fail(e, SB_ENAMETOOLONG, "link target too long");
     if (c == SB_OK) {
@@ -174,7 +158,7 @@ static sb_code ov_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
   sb_buf *b = &fs->scratch;
   b->len = 0;
   if (c == SB_OK && n.where < 0 && (follow || p->must_dir)) c = sb_fail(e, SB_ENOENT, NULL);
-  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, n.rlen + 1) != 0) c = sb_fail(e, SB_ENOSPC, "out of memory");
+  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, n.rlen + 1) != 0) c = sb_fail_oom(e);
   if (c == SB_OK) {
     memcpy(b->p, n.rel, n.rlen + 1);
     b->len = n.rlen;
@@ -257,13 +241,13 @@ static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth) {
 
 static sb_code ov_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {
   owalk *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!w) return sb_fail_oom(e);
   *w = (owalk){.fs = fs, .flags = flags, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   onode n;
   int r = sb_ovl_lookup(OV(fs), p->buf, p->len, true, &n); /* a named start is followed: grep{path = "link"} */
   size_t rlen;
-  if (sb_rt_policy_active(fs->policy)) { /* rules judge where things really are */
+  if (sb_policy_judges_entries(fs->policy)) { /* rules judge where things really are */
     rlen = n.rlen < SB_PATH_MAX ? n.rlen : SB_PATH_MAX;
     memcpy(w->rel, n.rel, rlen);
     w->rel[rlen] = '\0';
@@ -323,7 +307,7 @@ static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     mode_t mode = n.where >= 0 ? n.st.st_mode & 07777 : 0644; /* a replaced file keeps its mode */
     if (mode != 0644 && fchmod(tfd, mode) != 0) c = sb_rt_fail_errno(e);
     else if (renameat(dfd, tmp, dfd, n.name) != 0) c = sb_rt_fail_errno(e); /* over a file or a whiteout */
-    else disk_apply(ov, (int64_t)len - (int64_t)old);
+    else sb_disk_apply(&ov->disk, (int64_t)len - (int64_t)old);
     if (c != SB_OK) unlinkat(dfd, tmp, 0);
   }
   if (tfd >= 0) close(tfd);
@@ -395,7 +379,7 @@ static sb_code ov_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   int r, dfd = -1;
   if (c == SB_OK && (r = drop_upper(&n, &freed)) != 0)
     c = r == -ELOOP ? sb_fail(e, SB_EIO, "directory tree too deep to remove") : fail(e, r);
-  disk_apply(ov, -(int64_t)freed);
+  sb_disk_apply(&ov->disk, -(int64_t)freed);
   if (c == SB_OK && n.lower_has) { /* the base has one: hide it */
     if ((dfd = sb_ovl_upper_parent(ov, &n)) < 0) c = fail(e, dfd);
     else if ((r = sb_ovl_make_whiteout(dfd, n.name)) != 0) c = fail(e, r);
@@ -479,7 +463,7 @@ static int place(sb_fs *fs, const onode *f, const onode *t, int tfd, uint64_t *f
       return r;
     }
     if ((r = drop_upper(f, freed)) != 0) return r;
-    ov->disk_dirty = true; /* bytes came up from the base */
+    ov->disk.dirty = true; /* bytes came up from the base */
     return 0;
   }
   return dir && t->lower_has ? sb_ovl_set_opaque(ov, tfd, t->name) : 0; /* the base's at to stays hidden */
@@ -511,7 +495,7 @@ static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
   }
   int tfd = -1, ffd = -1, r = 0;
   uint64_t freed = 0, bytes = 0;
-  if (c == SB_OK && ov->max_disk != SB_UNLIMITED && !movable(&f)) { /* a copy: whole before the source goes */
+  if (c == SB_OK && ov->disk.max != SB_UNLIMITED && !movable(&f)) { /* a copy: whole before the source goes */
     mdir d = {{-1, -1}};
     if (!dir) bytes = S_ISREG(f.st.st_mode) ? (uint64_t)f.st.st_size : 0;
     else if (sb_ovl_open_node_dir(&f, &d) == 0) sb_ovl_merged_bytes(fs, &d, &bytes, 0);
@@ -521,7 +505,7 @@ static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
   if (c == SB_OK && (tfd = sb_ovl_upper_parent(ov, &t)) < 0) c = fail(e, tfd);
   if (c == SB_OK && t.where == UP && !sb_ovl_is_dir(&t) && S_ISREG(t.st.st_mode)) freed += (uint64_t)t.st.st_size;
   if (c == SB_OK && (r = place(fs, &f, &t, tfd, &freed)) != 0) c = fail(e, r);
-  disk_apply(ov, -(int64_t)freed);
+  sb_disk_apply(&ov->disk, -(int64_t)freed);
   if (c == SB_OK && f.lower_has) { /* the base has one at from: hide it */
     if ((ffd = sb_ovl_upper_parent(ov, &f)) < 0) c = fail(e, ffd);
     else if ((r = sb_ovl_make_whiteout(ffd, f.name)) != 0 && r != -EEXIST) c = fail(e, r);
@@ -569,11 +553,11 @@ sb_code sb_overlay_open(sb_fs *fs, const sb_overlay_opts *o, sb_err *e) {
   if (!ov) {
     close(o->upper_fd);
     close(o->lower_fd);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   *ov = (ovl){.root = {o->upper_fd, o->lower_fd}, .can_read = o->can_read, .can_write = o->can_write,
               .opaque_x = o->userxattr ? "user.overlay.opaque" : "trusted.overlay.opaque",
-              .max_disk = o->max_disk_usage, .disk_dirty = true};
+              .disk = {.max = o->max_disk_usage, .dirty = true}};
   snprintf(ov->why, sizeof ov->why, "%s", o->why ? o->why : "no sandbox namespace");
   sb_rt_tmp_init(&ov->tmp, ov);
   fs->be = &sb_overlay_backend;

@@ -355,7 +355,7 @@ sb_code sb_ovl_list_merged(sb_fs *fs, const mdir *d, sb_dirlist *dl, unsigned fl
   if (c != SB_OK) return c;
   sb_dirlist_fix_names(dl, start);
   if (d->fd[UP] >= 0 && d->fd[LO] >= 0 && sb_dirlist_unique(&fs->mem, dl) != 0)
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   size_t w = start;
   for (size_t k = start; k < dl->n; k++)
     if (dl->v[k].type != SB_T_WHITEOUT) dl->v[w++] = dl->v[k];

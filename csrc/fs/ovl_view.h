@@ -19,8 +19,7 @@ typedef struct ovl {
   bool can_read, can_write;
   const char *opaque_x; /* the xattr this overlay marks opaque directories with */
   sb_tmpnames tmp;
-  uint64_t max_disk, disk_used;
-  bool disk_dirty;
+  sb_disk disk; /* max_disk_usage counts the upper layer */
   char why[512];
 } ovl;
 

@@ -64,18 +64,18 @@ sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, const sb_sink *sink
       return SB_OK;
     }
     if (d) { /* it grew: go on in the scratch buffer */
-      if (sb_buf_reserve(&fs->mem, b, got + 4097) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+      if (sb_buf_reserve(&fs->mem, b, got + 4097) != 0) return sb_fail_oom(e);
       memcpy(b->p, d, got);
       b->p[got] = probe;
       b->len = got + 1;
     }
   }
   if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   for (;;) {
     if (b->len > max) return sb_policy_read_size(fs->policy, b->len, e); /* grew while read */
     if (b->cap - b->len < 2 && sb_buf_reserve(&fs->mem, b, b->len + 4096 > max + 2 ? 2 : 4096) != 0)
-      return sb_fail(e, SB_ENOSPC, "out of memory");
+      return sb_fail_oom(e);
     ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -145,7 +145,7 @@ sb_code sb_rt_list(sb_fs *fs, int dirfd, sb_dirlist *dl, unsigned flags, sb_err 
     }
     for (ssize_t off = 0; off < n && c == SB_OK;) {
       struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
-      if (!list_entry(fs, dirfd, de->d_name, de->d_type, dl, flags)) c = sb_fail(e, SB_ENOSPC, "out of memory");
+      if (!list_entry(fs, dirfd, de->d_name, de->d_type, dl, flags)) c = sb_fail_oom(e);
       off += de->d_reclen;
     }
     if (c != SB_OK) break;
@@ -202,10 +202,6 @@ void sb_rt_tmp_init(sb_tmpnames *t, const void *salt) {
   t->count = 0;
 }
 
-bool sb_rt_policy_active(const sb_policy *pol) {
-  return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
-}
-
 int sb_rt_walk_begin(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud,
                      char *rel, size_t rlen, sb_err *e) {
   if (listed != SB_OK) {
@@ -231,4 +227,23 @@ size_t sb_rt_walk_name(char *rel, size_t rlen, const sb_dirent *ent) {
   memcpy(rel + len - ent->namelen, ent->name, ent->namelen);
   rel[len] = '\0';
   return len;
+}
+
+sb_code sb_disk_check(sb_disk *d, sb_fs *fs, sb_disk_count_fn count, int64_t dbytes, sb_err *e) {
+  if (d->max == SB_UNLIMITED) return SB_OK;
+  if (d->dirty) {
+    uint64_t used = 0;
+    sb_code c = count(fs, &used, e);
+    if (c != SB_OK) return c;
+    d->used = used;
+    d->dirty = false;
+  }
+  sb_quota q = {.max_bytes = d->max, .used_bytes = d->used, .max_nodes = SB_UNLIMITED};
+  sb_code c = sb_quota_check(&q, dbytes, 0, e);
+  if (c == SB_ENOSPC) sb_failf(e, SB_ENOSPC, "max_disk_usage (%llu bytes) would be exceeded", (unsigned long long)d->max);
+  return c;
+}
+
+void sb_disk_apply(sb_disk *d, int64_t dbytes) {
+  if (d->max != SB_UNLIMITED && !d->dirty) d->used = (uint64_t)((int64_t)d->used + dbytes);
 }

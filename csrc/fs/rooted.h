@@ -22,8 +22,20 @@ sb_code sb_rt_type_error(const struct stat *st, sb_err *e);
 /* One of our temporary files (left out of listings). */
 bool sb_rt_is_tmp(const char *name);
 
-/* Are there rules or extensions to check real paths against? */
-bool sb_rt_policy_active(const sb_policy *pol);
+/* max_disk_usage of a backend over a real tree: the bytes its regular files
+ * hold, counted lazily (dirty: recount with the backend's own walk before
+ * the next check, e.g. after a command may have changed the tree) and kept
+ * up to date by each write. */
+typedef struct sb_disk {
+  uint64_t max; /* SB_UNLIMITED = none */
+  uint64_t used;
+  bool dirty;
+} sb_disk;
+typedef sb_code (*sb_disk_count_fn)(sb_fs *fs, uint64_t *used, sb_err *e);
+/* May dbytes more be written? ENOSPC, saying the limit, when not. */
+sb_code sb_disk_check(sb_disk *d, sb_fs *fs, sb_disk_count_fn count, int64_t dbytes, sb_err *e);
+/* dbytes were written (or freed, negative). */
+void sb_disk_apply(sb_disk *d, int64_t dbytes);
 
 /* Read an open regular file of about size_hint bytes (see sb_backend.read_to). */
 sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, const sb_sink *sink, sb_bytes *out, sb_err *e);

@@ -7,16 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-static bool rules_on(const sb_policy *pol) {
-  return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
-}
-
 /* Where a link was followed, the rules judge the real path (dir's, plus
  * name when given), as the container judges every path. */
 static sb_code recheck(sb_fs *fs, const vres *r, const vnode *dir, const char *name, size_t nlen,
                        sb_access acc, int kind, sb_err *e) {
   const sb_policy *pol = fs->policy;
-  if (!r->followed || !rules_on(pol)) return SB_OK;
+  if (!r->followed || !sb_policy_judges_entries(pol)) return SB_OK;
   char real[SB_PATH_MAX + SB_NAME_MAX + 2];
   size_t len = sb_vt_node_path(dir, real);
   if (name) {
@@ -68,7 +64,7 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   /* Everything that can fail is allocated before the tree changes. */
   char *copy = NULL;
   if (len) {
-    if (!(copy = sb_malloc(hmem, len + 1))) return sb_fail(e, SB_ENOSPC, "out of memory");
+    if (!(copy = sb_malloc(hmem, len + 1))) return sb_fail_oom(e);
     memcpy(copy, data, len);
     copy[len] = '\0';
   }
@@ -83,7 +79,7 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   vnode *f = sb_vt_node_new(hmem, name, nlen, SB_T_FILE);
   if (!f) {
     sb_free(hmem, copy, len + 1);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   vnode *target = dir, *first_new = NULL;
   if (ndirs) {
@@ -102,7 +98,7 @@ static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     sb_free(hmem, copy, len + 1);
     sb_free(hmem, f, sb_vt_node_bytes(f->namelen));
     if (first_new) sb_vt_unlink_free(fs, first_new);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   sb_quota_apply(&fs->quota, (int64_t)len, 1);
   return SB_OK;
@@ -161,7 +157,7 @@ static sb_code vt_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
                       !sb_vt_child_add(hmem, dir.node, l))) {
     sb_free(hmem, text, text ? tlen + 1 : 0);
     sb_free(hmem, l, l ? sb_vt_node_bytes(nlen) : 0);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   sb_quota_apply(&fs->quota, (int64_t)tlen, 1);
   return SB_OK;
@@ -186,7 +182,7 @@ static sb_code vt_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
 static sb_code vt_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e) {
   sb_buf *b = &fs->scratch;
   b->len = 0;
-  if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + SB_NAME_MAX + 2) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + SB_NAME_MAX + 2) != 0) return sb_fail_oom(e);
   vres r;
   sb_code c;
   if (follow || p->ncomp == 0 || sb_path_names_no_entry(p)) {
@@ -215,7 +211,7 @@ static sb_code list_children(sb_fs *fs, vnode *d, sb_dirlist *out, sb_err *e) {
   }
   HASH_ITER(hh, d->children, c, tmp) {
     sb_dirent ent = {.name = c->name, .namelen = c->namelen, .type = c->type, .size = entry_size(c)};
-    if (sb_dirlist_push(&fs->mem, out, &ent) != 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+    if (sb_dirlist_push(&fs->mem, out, &ent) != 0) return sb_fail_oom(e);
   }
   return SB_OK;
 }
@@ -319,7 +315,7 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   bool renamed = nlen != src->namelen || memcmp(name, src->name, nlen) != 0;
   if (renamed) {
     moved = sb_malloc(hmem, sb_vt_node_bytes(nlen));
-    if (!moved) return sb_fail(e, SB_ENOSPC, "out of memory");
+    if (!moved) return sb_fail_oom(e);
   }
   vnode *oldparent = src->parent;
   sb_vt_child_del(hmem, oldparent, src);
@@ -339,7 +335,7 @@ static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
       sb_vt_subtree_free(hmem, moved, &bytes, &nodes);
       sb_quota_apply(&fs->quota, -(int64_t)bytes, -(int64_t)nodes);
     }
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   if (dst) sb_vt_unlink_free(fs, dst);
   return SB_OK;
@@ -367,7 +363,7 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
   if (n == 0) return SB_WALK_CONTINUE;
   vnode **kids = sb_malloc(m, n * sizeof *kids);
   if (!kids) {
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return SB_WALK_STOP;
   }
   size_t i = 0;
@@ -380,7 +376,7 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
     sb_dirlist dl = {.v = sb_malloc(m, n * sizeof *dl.v), .n = n};
     if (!dl.v) {
       sb_free(m, kids, n * sizeof *kids);
-      sb_fail(e, SB_ENOSPC, "out of memory");
+      sb_fail_oom(e);
       return SB_WALK_STOP;
     }
     for (i = 0; i < n; i++)
@@ -413,7 +409,7 @@ static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
   if (c != SB_OK) return c;
   vnode *n = r.node;
   walk_state *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!w) return sb_fail_oom(e);
   w->fs = fs;
   w->flags = flags; /* sizes are at hand: only SB_WALK_ENTER matters */
   w->fn = fn;
@@ -421,7 +417,7 @@ static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
   e->code = SB_OK;
   /* below a followed link, entries are named by where they really are, so
    * rules judge real paths (as the container does) */
-  size_t rlen = r.followed && rules_on(fs->policy) ? sb_vt_node_path(n, w->rel) : sb_path_clean(p, w->rel);
+  size_t rlen = r.followed && sb_policy_judges_entries(fs->policy) ? sb_vt_node_path(n, w->rel) : sb_path_clean(p, w->rel);
   if ((c = recheck(fs, &r, n, NULL, 0, SB_ACC_LIST, n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e)) != SB_OK) {
     sb_free(&fs->mem, w, sizeof *w);
     return c;
@@ -470,10 +466,10 @@ size_t sb_virtual_footprint(sb_fs *fs) {
 
 sb_code sb_virtual_open(sb_fs *fs, sb_err *e) {
   vtree *v = sb_malloc(&fs->mem, sizeof *v);
-  if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!v) return sb_fail_oom(e);
   if (!(v->root = sb_vt_node_new(&fs->mem, "", 0, SB_T_DIR))) {
     sb_free(&fs->mem, v, sizeof *v);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   fs->impl = v;
   return SB_OK;

@@ -197,7 +197,7 @@ sb_code sb_vt_make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from,
     if (!d || !sb_vt_child_add(hmem, cur, d)) {
       sb_free(hmem, d, d ? sb_vt_node_bytes(len) : 0);
       if (first) sb_vt_unlink_free(fs, first);
-      return sb_fail(e, SB_ENOSPC, "out of memory");
+      return sb_fail_oom(e);
     }
     sb_quota_apply(&fs->quota, 0, 1);
     if (!first) first = d;

@@ -114,7 +114,7 @@ static sb_code rename_keeps_denied(sb_sandbox *sb, sb_op *op, sb_op *to) {
   if (fs->be->stat(fs, &op->p, false, &st, &e) != SB_OK || st.type != SB_T_DIR) return SB_OK;
   moved *m = sb_malloc(&fs->mem, sizeof *m);
   sb_path *from = sb_malloc(&fs->mem, sizeof *from);
-  sb_code c = m && from ? SB_OK : sb_fail(&op->e, SB_ENOSPC, "out of memory");
+  sb_code c = m && from ? SB_OK : sb_fail_oom(&op->e);
   sb_bytes b;
   if (c == SB_OK) {
     m->pol = pol;
@@ -453,7 +453,7 @@ static sb_code link_stays_inside(sb_sandbox *sb, sb_op *op, const char *target, 
   sb_bytes b;
   sb_path *dir = sb_malloc(&fs->mem, sizeof *dir);
   char *joined = sb_malloc(&fs->mem, 2 * SB_PATH_MAX + 2);
-  sb_code c = dir && joined ? SB_OK : sb_fail(&op->e, SB_ENOSPC, "out of memory");
+  sb_code c = dir && joined ? SB_OK : sb_fail_oom(&op->e);
   if (c == SB_OK && sb_path_from_rel(dir, op->p.buf, sb_path_parent_len(&op->p), &e) == SB_OK &&
       fs->be->realpath(fs, dir, true, &b, &e) == SB_OK) {
     long n = sb_link_join(b.p, b.len, target, tlen, joined, 2 * SB_PATH_MAX + 2);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/remote.h"
-#include "fs/remote.h"
+#include "remote/runner.h"
+#include "remote/fs.h"
 #include "lua/options.h"
 #include "lua/runner.h"
 #include "remote/control.h"
@@ -116,7 +116,7 @@ static void push_confinement(lua_State *L, const remote_part *rp, const sb_remot
           "a sandbox of its own on the engine (a Firecracker microVM on E2B, a KVM microVM on CubeSandbox): "
           "nothing of this host is reachable from it; its network is the engine's (allow_internet_access)");
   lua_setfield(L, -2, "isolation");
-  /* envd signals one process: the tree is the wrapper's (exec/rtree.h) */
+  /* envd signals one process: the tree is the wrapper's (remote/tree.h) */
   lua_createtable(L, 0, 2);
   set_str(L, "via", "an environment mark every process of a command inherits, swept from /proc");
   set_str(L, "checked", "by the first command: ENOTSUP where the template has no /proc or no grep -z");

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "exec/spawn.h"
+#include "base/child.h"
 
 enum { OP_LISTEN = 1, OP_CONNECT, OP_FREE_PORT };
 

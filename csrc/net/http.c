@@ -42,7 +42,7 @@ static int check_hop(const sb_netpolicy *pol, const char *url, char *pin, size_t
   char *scheme = NULL, *host = NULL, *port = NULL;
   int rc = -1;
   if (!u) {
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return -1;
   }
   if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
@@ -124,7 +124,7 @@ int sb_http_get(const sb_mem *m, const sb_netpolicy *pol, const char *url,
     if (!c || !resolve) {
       curl_easy_cleanup(c);
       curl_slist_free_all(resolve);
-      return sb_fail(e, SB_ENOSPC, "out of memory"), -1;
+      return sb_fail_oom(e), -1;
     }
     r->body.len = 0;
     r->headers.len = 0;

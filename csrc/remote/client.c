@@ -141,7 +141,7 @@ static CURL *prepare(const sb_rlink *t, const sb_rreq *rq, struct curl_slist **h
     if (!n) {
       curl_slist_free_all(*hl);
       curl_easy_cleanup(c);
-      return sb_fail(e, SB_ENOSPC, "out of memory"), NULL;
+      return sb_fail_oom(e), NULL;
     }
     *hl = n;
   }
@@ -180,7 +180,7 @@ sb_code sb_remote_call(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &rs->status);
   curl_easy_cleanup(c);
   curl_slist_free_all(hl);
-  if (s.oom) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (s.oom) return sb_fail_oom(e);
   if (s.over) return sb_failf(e, SB_EFBIG, "remote: %s: the reply is over %zu bytes", rq->what, s.max);
   if (rc != CURLE_OK) return transport_fail(rc, t, rq->what, e);
   return SB_OK;
@@ -243,7 +243,7 @@ sb_code sb_remote_stream(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, 
                          sb_err *e) {
   sb_buf env = {0};
   if (sb_connect_envelope(m, &env, 0, rq->body ? rq->body : "{}", rq->body ? rq->blen : 2) != 0)
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   sb_rreq framed = *rq;
   framed.body = env.p;
   framed.blen = env.len;

@@ -17,7 +17,7 @@
 
 #include "base/err.h"
 #include "base/mem.h"
-#include "net/json.h"
+#include "remote/json.h"
 #include "remote/connect.h"
 
 /* Connections kept open between calls (HTTP keep-alive), for every thread

@@ -17,7 +17,7 @@
 
 #include "base/err.h"
 #include "base/mem.h"
-#include "net/json.h"
+#include "remote/json.h"
 
 #define SB_CONNECT_FLAG_COMPRESSED 0x01u
 #define SB_CONNECT_FLAG_END 0x02u

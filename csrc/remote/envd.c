@@ -171,7 +171,7 @@ static sb_code files_url(const sb_envd *d, const char *path, char *url, size_t c
   int n = ep && eu ? snprintf(url, cap, "%s/files?path=%s&username=%s", d->url, ep, eu) : -1;
   curl_free(ep);
   curl_free(eu);
-  if (n < 0) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (n < 0) return sb_fail_oom(e);
   if ((size_t)n >= cap) return sb_fail(e, SB_ENAMETOOLONG, "the remote path is too long for a URL");
   return SB_OK;
 }

@@ -1,6 +1,6 @@
 /* A reader of the tar stream GNU tar writes (--format=gnu: ustar headers,
  * long names in 'L' entries), fed as it arrives in pieces of any size: how
- * the remote backend fetches many files in one exchange (fs/remote_fetch.c).
+ * the remote backend fetches many files in one exchange (remote/fs_fetch.c).
  *
  * The stream comes from inside the remote sandbox, so it is untrusted:
  * every header's checksum is checked, sizes are bounded, names are capped,

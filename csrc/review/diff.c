@@ -292,7 +292,7 @@ sb_code sb_diff_text(const sb_mem *m, const char *a, size_t alen, const char *b,
   s.nb = s.na < 0 ? -1 : split_lines(m, b, blen, &s.lb);
   if (s.na < 0 || s.nb < 0) {
     if (s.na >= 0) sb_free(m, s.la, (s.na ? (size_t)s.na : 1) * sizeof *s.la);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   size_t na = (size_t)s.na, nb = (size_t)s.nb, nd = na + nb + 3;
   s.xv = sb_malloc(m, (na + 1) * sizeof *s.xv);
@@ -311,7 +311,7 @@ sb_code sb_diff_text(const sb_mem *m, const char *a, size_t alen, const char *b,
   }
   bad = bad || classify(&s) || compare(&s) || hunks(&s, (long)context, out, st);
   release(&s);
-  return bad ? sb_fail(e, SB_ENOSPC, "out of memory") : SB_OK;
+  return bad ? sb_fail_oom(e) : SB_OK;
 }
 
 int sb_diff_is_binary(const char *s, size_t len) { return memchr(s, '\0', len < 8000 ? len : 8000) != NULL; }

@@ -191,7 +191,7 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
   /* lines end at LF; a CR before it is not part of the line ("x$" matches
    * "x\r\n", as agents editing CRLF files expect) */
   pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
-  if (!cc) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!cc) return sb_fail_oom(e);
   pcre2_set_newline(cc, PCRE2_NEWLINE_ANYCRLF);
   /* PCRE2_UCP: \w, \d, \s, \b and POSIX classes know Unicode, as rg -P
    * (and rg's own engine) do. On text that is all ASCII they give the same
@@ -202,7 +202,7 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
   if (m->code && ucp && !(m->ascii = pcre2_compile((PCRE2_SPTR)pat, n, opts, &err, &off, cc))) {
     pcre2_compile_context_free(cc);
     sb_matcher_free(m);
-    return sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(e);
   }
   pcre2_compile_context_free(cc);
   if (!m->code) {

@@ -41,7 +41,7 @@ void sb_search_free(sb_search *s) {
 }
 
 static bool oom(sb_search *s) {
-  sb_fail(s->e, SB_ENOSPC, "out of memory");
+  sb_fail_oom(s->e);
   s->failed = true;
   return false;
 }
@@ -103,7 +103,7 @@ static const char **index_recs(sb_search *s) {
 
 bool sb_search_sorted(sb_search *s) {
   const char **idx = index_recs(s);
-  if (!idx) return sb_fail(s->e, SB_ENOSPC, "out of memory"), false;
+  if (!idx) return sb_fail_oom(s->e), false;
   int (*cmp)(const void *, const void *) = s->sort_mtime ? cmp_mtime : cmp_rec;
   size_t i = 1;
   while (i < s->count && cmp(&idx[i - 1], &idx[i]) <= 0) i++; /* walks are mostly in order already */
@@ -587,7 +587,7 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
   size_t threads = s->threads ? s->threads - 1 : sb_pool_cpus();
   if (!sb_pool_init(&w.pool, threads, s, grep_work, grep_take, tls_new, tls_free)) {
     sb_pool_finish(&w.pool);
-    return sb_fail(s->e, SB_ENOSPC, "out of memory");
+    return sb_fail_oom(s->e);
   }
   c = s->fs->be->walk(s->fs, where, SB_WALK_ENTER, grep_cb, &w, s->e);
   if (s->fs->be->fetch_wanted) {

@@ -1,4 +1,4 @@
-/* Test host for csrc/net/json.c: each stdin line is a case in hex, each
+/* Test host for csrc/remote/json.c: each stdin line is a case in hex, each
  * stdout line the answer in hex ("!" + the error text when refused).
  *   json_echo json  parse, then write the canonical form
  *   json_echo b64d  base64-decode the case's text
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/json.h"
+#include "remote/json.h"
 
 static void answer(const char *bytes, size_t n) {
   for (size_t i = 0; i < n; i++) printf("%02x", (unsigned char)bytes[i]);

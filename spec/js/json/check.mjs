@@ -1,4 +1,4 @@
-// The real peer for csrc/net/json.c: Node's JSON.parse, made as strict as
+// The real peer for csrc/remote/json.c: Node's JSON.parse, made as strict as
 // RFC 8259 asks (input must be UTF-8, strings well-formed Unicode) plus our
 // one documented limit (nesting up to 128). Reads [{in, out}] on stdin: in
 // is the case (base64), out our answer (base64 of the canonical form, or

@@ -1,5 +1,5 @@
-/* What the remote runner's two sides share (exec/remote.c: the loop's
- * side, exec/remote_stream.c: each command's stream thread). Not a public
+/* What the remote runner's two sides share (remote/runner.c: the loop's
+ * side, remote/runner_stream.c: each command's stream thread). Not a public
  * header. */
 #ifndef SB_EXEC_REMOTE_IMPL_H
 #define SB_EXEC_REMOTE_IMPL_H
@@ -7,15 +7,15 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "exec/remote.h"
-#include "exec/rtree.h"
+#include "remote/runner.h"
+#include "remote/tree.h"
 #include "remote/process.h"
 
 /* A dropped stream is reattached this many times, waiting RESUME_WAIT
  * seconds more before each try. */
 #define RESUME_TRIES 5
 #define RESUME_WAIT 0.2
-#define SWEEP_LIMIT 10 /* seconds a tree signal (exec/rtree.h) may take on the engine */
+#define SWEEP_LIMIT 10 /* seconds a tree signal (remote/tree.h) may take on the engine */
 #define EV_DONE 100    /* the thread is done with the stream: the last event */
 #define EV_RESUMED 101 /* the stream was followed again after a drop */
 
@@ -41,7 +41,7 @@ typedef struct rrunner {
   pthread_cond_t started; /* a thread's stream has started, or failed to */
   int efd;
   rev *head, **tail; /* events not yet dispatched */
-  bool tree_ok;      /* a command passed the wrapper's check (exec/rtree.h) */
+  bool tree_ok;      /* a command passed the wrapper's check (remote/tree.h) */
 } rrunner;
 
 typedef struct rproc {

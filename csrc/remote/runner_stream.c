@@ -1,8 +1,8 @@
-/* The remote runner's stream threads (exec/remote.h): one per command,
+/* The remote runner's stream threads (remote/runner.h): one per command,
  * a blocking envd stream each; events go to the loop through a queue and
  * an eventfd. The start's outcome waits for the wrapper's first byte
- * (exec/rtree.h); a full h:read queue holds the thread here. */
-#include "exec/remote_impl.h"
+ * (remote/tree.h); a full h:read queue holds the thread here. */
+#include "remote/runner_impl.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -72,7 +72,7 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
   }
   const char *data = ev->data;
   size_t len = ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR ? ev->len : 0;
-  if (ev->kind == SB_REV_STDOUT && len && !p->t_out) { /* the wrapper's first byte (exec/rtree.h) */
+  if (ev->kind == SB_REV_STDOUT && len && !p->t_out) { /* the wrapper's first byte (remote/tree.h) */
     p->t_out = true;
     if (!p->t_go && (data[0] == SB_RTREE_ENOENT || data[0] == SB_RTREE_EACCES || data[0] == SB_RTREE_NOTREE)) {
       p->t_failed = true;
@@ -91,7 +91,7 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
       tell_start(p, SB_EIO, msg);
       return SB_OK;
     }
-    if (!command_runs(p)) return sb_fail(e, SB_ENOSPC, "out of memory");
+    if (!command_runs(p)) return sb_fail_oom(e);
   }
   if ((ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR) && !len) return SB_OK;
   if (len && p->base.queued[ev->kind == SB_REV_STDERR ? SB_ERR : SB_OUT]) {
@@ -103,7 +103,7 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
     pthread_mutex_unlock(&p->rr->mu);
   }
   rev *v = sb_rr_new_ev(p, ev->kind, len);
-  if (!v) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!v) return sb_fail_oom(e);
   if (len) memcpy(v->data, data, len);
   v->pid = p->t_pid;
   if (ev->kind == SB_REV_END) {

@@ -1,4 +1,4 @@
-#include "net/json.h"
+#include "remote/json.h"
 
 #include "base/utf8.h"
 

@@ -1,4 +1,4 @@
-#include "fs/remote_impl.h"
+#include "remote/fs_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static sb_code walk_cb(void *ud, const sb_rentry *en, sb_err *e) {
   if (w->n == w->cap) {
     size_t cap = w->cap ? 2 * w->cap : 64;
     went *v = sb_realloc(&w->fs->mem, w->v, w->cap * sizeof *v, cap * sizeof *v);
-    if (!v) return sb_rm_oom(e);
+    if (!v) return sb_fail_oom(e);
     w->v = v;
     w->cap = cap;
   }
@@ -55,7 +55,7 @@ static sb_code walk_cb(void *ud, const sb_rentry *en, sb_err *e) {
   x->size = en->type == SB_RDIR ? 0 : en->type == SB_RLINK ? en->tlen : en->size;
   if (sb_buf_append(&w->fs->mem, &w->names, en->path + w->strip, x->len) != 0 ||
       sb_buf_append(&w->fs->mem, &w->names, "", 1) != 0)
-    return sb_rm_oom(e);
+    return sb_fail_oom(e);
   w->n++;
   return SB_OK;
 }
@@ -115,7 +115,7 @@ static int visit(wstate *w, size_t from, size_t to, size_t rlen, sb_err *e) {
     for (size_t i = from; i < to; i = w->v[i].end) k++;
     sb_dirlist dl = {.v = k ? sb_malloc(m, k * sizeof *dl.v) : NULL, .n = k};
     if (k && !dl.v) {
-      sb_rm_oom(e);
+      sb_fail_oom(e);
       return SB_WALK_STOP;
     }
     k = 0;
@@ -152,7 +152,7 @@ sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, v
   if (c != SB_OK) return c;
   if ((c = sb_rm_recheck(fs, n, NULL, 0, SB_ACC_LIST, sb_rm_kind(n->type), e)) != SB_OK) return c;
   wstate *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) return sb_rm_oom(e);
+  if (!w) return sb_fail_oom(e);
   memset(w, 0, sizeof *w);
   w->fs = fs;
   w->fn = fn;
@@ -160,7 +160,7 @@ sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, v
   w->flags = flags; /* sizes come with the listing: only SB_WALK_ENTER matters */
   /* below a followed link, entries are named by where they really are, so
    * rules judge real paths (as the container does) */
-  if (n->followed && sb_rm_rules_on(fs->policy)) memcpy(w->rel, n->rel, (w->rlen = n->rlen) + 1);
+  if (n->followed && sb_policy_judges_entries(fs->policy)) memcpy(w->rel, n->rel, (w->rlen = n->rlen) + 1);
   else w->rlen = sb_path_clean(p, w->rel);
   const char *start = sb_rm_abs(RF(fs), 1, n->rel, n->rlen);
   if (!start) c = sb_fail(e, SB_ENAMETOOLONG, NULL);

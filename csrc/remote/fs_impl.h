@@ -1,10 +1,10 @@
-/* What the remote backend's files share (fs/remote.c: the operations,
- * fs/remote_resolve.c: paths resolved per SPEC §4 one Stat per component,
- * fs/remote_walk.c: walks from one deep listing). Not a public header. */
+/* What the remote backend's files share (remote/fs.c: the operations,
+ * remote/fs_resolve.c: paths resolved per SPEC §4 one Stat per component,
+ * remote/fs_walk.c: walks from one deep listing). Not a public header. */
 #ifndef SB_FS_REMOTE_IMPL_H
 #define SB_FS_REMOTE_IMPL_H
 
-#include "fs/remote.h"
+#include "remote/fs.h"
 
 /* An entry as the resolver found it: its real root-relative path and what
  * Stat said of it. */
@@ -31,7 +31,7 @@ typedef struct rfs {
   char work[SB_WORK_MAX + 1];
   char abs[2][2 * SB_PATH_MAX + 4];
   sb_buf ref; /* open_ref's transfer */
-  /* want_ref's notes (fs/remote_fetch.c): the paths in wnames */
+  /* want_ref's notes (remote/fs_fetch.c): the paths in wnames */
   struct rwant *want;
   size_t nwant, capwant;
   sb_buf wnames;
@@ -39,10 +39,6 @@ typedef struct rfs {
 } rfs;
 #define RF(fs) ((rfs *)(fs)->impl)
 
-static inline bool sb_rm_rules_on(const sb_policy *pol) {
-  return pol->deny.n || pol->has_allow || pol->has_ext_read || pol->has_ext_write;
-}
-static inline sb_code sb_rm_oom(sb_err *e) { return sb_fail(e, SB_ENOSPC, "out of memory"); }
 static inline int sb_rm_kind(int type) { return type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE; }
 
 /* The absolute path in the remote sandbox of a real root-relative path, in

@@ -1,4 +1,4 @@
-#include "fs/remote_impl.h"
+#include "remote/fs_impl.h"
 
 #include <string.h>
 
@@ -197,7 +197,7 @@ sb_code sb_rm_find_entry(sb_fs *fs, const sb_path *p, rnode *dir, rnode *ent, sb
  * name when given), as the container judges every path. */
 sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, sb_access acc, int kind,
                        sb_err *e) {
-  if (!n->followed || !sb_rm_rules_on(fs->policy)) return SB_OK;
+  if (!n->followed || !sb_policy_judges_entries(fs->policy)) return SB_OK;
   char real[SB_PATH_MAX + SB_NAME_MAX + 2];
   size_t len = n->rlen;
   memcpy(real, n->rel, len);

@@ -1,4 +1,4 @@
-#include "exec/remote_impl.h"
+#include "remote/runner_impl.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -65,7 +65,7 @@ static void give_back(rproc *p, int k, size_t n) {
   pthread_mutex_unlock(&p->rr->mu);
 }
 
-/* To the whole tree (exec/rtree.h), any signal: envd's SendSignal knows
+/* To the whole tree (remote/tree.h), any signal: envd's SendSignal knows
  * only SIGTERM and SIGKILL, would reach the wrapper alone, and would stop
  * the output a SIGTERM leaves to come. A SIGKILL whose sweep could not run
  * still reaches the wrapper through envd. */
@@ -260,7 +260,7 @@ static int rr_backend_timeout(sb_runner *r) {
 }
 
 /* The strings of the spec in one block the thread can read: the wrapper
- * and argv (exec/rtree.h), the environment as name/value pairs with the
+ * and argv (remote/tree.h), the environment as name/value pairs with the
  * tree's mark last (a mark of the caller's is not kept), the working
  * directory. deadline: the watchdog's, 0 for none. */
 static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check) {
@@ -336,7 +336,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   }
   rproc *p = sb_malloc(&rr->mem, sizeof *p);
   if (!p) {
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return NULL;
   }
   memset(p, 0, sizeof *p);
@@ -366,7 +366,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   if (!build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) || !(p->done_ev = sb_rr_new_ev(p, EV_DONE, 0)) ||
       (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
     proc_free(p);
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return NULL;
   }
   if (cmd->stdin_len) memcpy(p->stdin_data, cmd->stdin_data, p->stdin_len = cmd->stdin_len);
@@ -530,7 +530,7 @@ static const sb_runner_ops remote_ops = {
 sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg, sb_err *e) {
   rrunner *rr = sb_malloc(m, sizeof *rr);
   if (!rr) {
-    sb_fail(e, SB_ENOSPC, "out of memory");
+    sb_fail_oom(e);
     return NULL;
   }
   memset(rr, 0, sizeof *rr);

@@ -1,4 +1,4 @@
-#include "fs/remote_impl.h"
+#include "remote/fs_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@ sb_code sb_rm_read_abs(sb_fs *fs, const char *path, sb_buf *b, sb_err *e) {
   sb_buf_free(&fs->mem, b);
   sb_code c = sb_rm_plain(sb_envd_read(&fs->mem, &r->d, path, cap ? cap : 1, b, e), e);
   if (c == SB_EFBIG) return sb_policy_read_size(fs->policy, max + 1, e);
-  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, 1) != 0) return sb_rm_oom(e);
+  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, 1) != 0) return sb_fail_oom(e);
   if (c == SB_OK) b->p[b->len] = '\0';
   return c;
 }
@@ -150,7 +150,7 @@ static sb_code rm_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   /* envd has no call that makes a link: ln does, as the sandbox's user */
   char *text = sb_memdup(&fs->mem, target, tlen);
   const char *dpath = sb_rm_abs(r, 1, dir->rel, dir->rlen);
-  if (!text) return sb_rm_oom(e);
+  if (!text) return sb_fail_oom(e);
   if (!dpath) {
     sb_free(&fs->mem, text, tlen + 1);
     return sb_fail(e, SB_ENAMETOOLONG, NULL);
@@ -182,7 +182,7 @@ static sb_code rm_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
   if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_LIST, SB_KIND_FILE, e)) != SB_OK) return c;
   fs->scratch.len = 0;
-  if (sb_buf_append(&fs->mem, &fs->scratch, n->target, n->tlen + 1) != 0) return sb_rm_oom(e);
+  if (sb_buf_append(&fs->mem, &fs->scratch, n->target, n->tlen + 1) != 0) return sb_fail_oom(e);
   out->p = fs->scratch.p;
   out->len = n->tlen;
   return SB_OK;
@@ -197,7 +197,7 @@ static sb_code rm_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
     return c;
   }
   fs->scratch.len = 0;
-  if (sb_buf_append(&fs->mem, &fs->scratch, n->rel, n->rlen + 1) != 0) return sb_rm_oom(e);
+  if (sb_buf_append(&fs->mem, &fs->scratch, n->rel, n->rlen + 1) != 0) return sb_fail_oom(e);
   out->p = fs->scratch.p;
   out->len = n->rlen;
   return SB_OK;
@@ -223,7 +223,7 @@ static sb_code list_cb(void *ud, const sb_rentry *en, sb_err *e) {
                  .size = en->type == SB_RDIR ? 0 : en->type == SB_RLINK ? en->tlen : en->size};
   if (sb_buf_append(&l->fs->mem, &l->out->names, en->name, en->nlen) != 0 ||
       sb_buf_append(&l->fs->mem, &l->out->names, "", 1) != 0 || sb_dirlist_push(&l->fs->mem, l->out, &d) != 0)
-    return sb_rm_oom(e);
+    return sb_fail_oom(e);
   return SB_OK;
 }
 
@@ -364,7 +364,7 @@ static bool copy_str(char *dst, size_t cap, const char *s) {
 
 sb_code sb_remote_fs_open(sb_fs *fs, const sb_envd *d, const char *root, sb_err *e) {
   rfs *r = sb_malloc(&fs->mem, sizeof *r);
-  if (!r) return sb_rm_oom(e);
+  if (!r) return sb_fail_oom(e);
   memset(r, 0, sizeof *r);
   if (!copy_str(r->url, sizeof r->url, d->url) || !copy_str(r->token, sizeof r->token, d->token) ||
       !copy_str(r->id, sizeof r->id, d->sandbox_id) || !copy_str(r->user, sizeof r->user, d->user) ||
@@ -383,7 +383,7 @@ sb_code sb_remote_fs_open(sb_fs *fs, const sb_envd *d, const char *root, sb_err 
    * its connections; closed with the backend, after the runner */
   if (!(r->d.t.pool = sb_rpool_new())) {
     rm_close(fs);
-    return sb_rm_oom(e);
+    return sb_fail_oom(e);
   }
   rnode *n = &r->n[0];
   sb_code c = sb_rm_stat(fs, "", 0, n, e);

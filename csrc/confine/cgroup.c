@@ -1,4 +1,4 @@
-#include "exec/cgroup.h"
+#include "confine/cgroup.h"
 
 #include "base/file.h"
 

@@ -1,11 +1,11 @@
-#include "exec/rtree.h"
+#include "remote/tree.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
-/* The wrapper (exec/rtree.h), POSIX sh as dash, bash and busybox run it.
+/* The wrapper (remote/tree.h), POSIX sh as dash, bash and busybox run it.
  * sweep SIG MARK SPARE: signal every process whose environment has the mark
  * but SPARE; grep runs with the mark emptied, so the only listed process
  * that is gone by the kill is a subshell of this shell's. The tools come

@@ -12,7 +12,7 @@
  *
  * The whole tree is killed as locally — at a timeout, by kill, at dispose,
  * and whatever is left when the command ends — through the wrapper every
- * command runs under (exec/rtree.h), which also answers "not found" and
+ * command runs under (remote/tree.h), which also answers "not found" and
  * "not executable" before anything runs. A full h:read queue holds the
  * stream's thread in its callback, so the link, envd's pipe and the command
  * wait, as a full pipe makes a local command wait (the idle limit does not

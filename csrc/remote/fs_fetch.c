@@ -6,7 +6,7 @@
  * round trip, per file. Files tar did not send (gone, unreadable, no longer
  * regular) are read one by one, so each comes back with the code a read
  * gives; where the sandbox has no GNU tar, all of them are. */
-#include "fs/remote_impl.h"
+#include "remote/fs_impl.h"
 
 #include <signal.h>
 #include <string.h>
@@ -91,7 +91,7 @@ static sb_code on_entry(void *ud, sb_tar_ev ev, const char *p, size_t n, uint64_
   if (k->cur == SIZE_MAX) return SB_OK;
   if (ev == SB_TAR_DATA) {
     if (k->too_big) return SB_OK;
-    return sb_buf_append(&k->fs->mem, &r->ref, p, n) == 0 ? SB_OK : sb_fail(e, SB_ENOSPC, "out of memory");
+    return sb_buf_append(&k->fs->mem, &r->ref, p, n) == 0 ? SB_OK : sb_fail_oom(e);
   }
   size_t i = k->cur; /* SB_TAR_END */
   k->sent[i - k->from] = true;
@@ -120,7 +120,7 @@ static sb_code tar_chunk(sb_fs *fs, chunk *k, sb_err *e) {
                          "--ignore-failed-read", "--"};
   size_t nf = sizeof fixed / sizeof *fixed;
   const char **args = sb_malloc(&fs->mem, (nf + n + 1) * sizeof *args);
-  if (!args) return sb_fail(e, SB_ENOSPC, "out of memory");
+  if (!args) return sb_fail_oom(e);
   memcpy(args, fixed, sizeof fixed);
   for (size_t i = 0; i < n; i++) args[nf + i] = wname(r, k->from + i) + 1;
   args[nf + n] = NULL;
@@ -166,7 +166,7 @@ sb_code sb_rm_fetch_wanted(sb_fs *fs, bool fetch, sb_fetch_fn fn, void *ud, sb_e
       bytes += r->want[to++].len + 1;
     bool *sent = sb_malloc(&fs->mem, to - i);
     if (!sent) {
-      c = sb_fail(e, SB_ENOSPC, "out of memory");
+      c = sb_fail_oom(e);
       break;
     }
     memset(sent, 0, to - i);

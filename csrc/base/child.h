@@ -1,0 +1,20 @@
+/* What every layer that runs code in a clone child needs (the spawner, the
+ * confinement's init and network helper, the network agent), kept below
+ * all of them so none reaches into another for it. */
+#ifndef SB_BASE_CHILD_H
+#define SB_BASE_CHILD_H
+
+/* For functions that run in a child on a stack of our own (a clone child):
+ * sanitizer runtimes do not know that stack, keep their instrumentation out. */
+#if defined(__GNUC__)
+#define SB_CHILD_FN __attribute__((no_sanitize_address, no_sanitize("undefined"), noinline))
+#else
+#define SB_CHILD_FN
+#endif
+
+/* In a child before exec (or _exit): close every fd above 2 but keep1 and
+ * keep2 (-1: none). Also what keeps a child from holding another thread's
+ * pipes open. Async-signal-safe. */
+void sb_child_close_fds(int keep1, int keep2);
+
+#endif
