@@ -57,15 +57,6 @@ typedef struct sb_bytes {
   size_t len;
 } sb_bytes;
 
-/* Memory for a file's contents that the caller owns (read_to): n + 1
- * writable bytes, or NULL to have the backend use its scratch buffer.
- * Asked only for files of at least SB_SINK_MIN bytes. */
-typedef struct sb_sink {
-  char *(*reserve)(void *ud, size_t n);
-  void *ud;
-} sb_sink;
-#define SB_SINK_MIN ((size_t)64 << 10)
-
 typedef struct sb_write_opts {
   bool overwrite; /* replace an existing file */
   bool parents;   /* create missing parent directories */
@@ -127,10 +118,6 @@ struct sb_backend {
   sb_code (*read)(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
   sb_code (*write)(sb_fs *fs, const sb_path *p, const char *data, size_t len,
                    const sb_write_opts *o, sb_err *e);
-  /* As read, but big files go straight into the sink's memory (out->p is
-   * then that memory; out->len may be less than asked if the file shrank).
-   * NULL when the backend has nothing to gain (its bytes are in memory). */
-  sb_code (*read_to)(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e);
   sb_code (*stat)(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e);
   /* Make p a link to target (any bytes but NUL; the caller checked where it
    * leads, see sb_link_join); EEXIST when p exists, a link included. */

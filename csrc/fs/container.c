@@ -150,8 +150,7 @@ static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
 /* Read an opened file of layer v: a regular file whose contents this layer
  * lets us read, under the rules (rechecked on its real path when `rules`)
  * and the size limit. Closes fd. */
-static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, const sb_sink *sink,
-                           sb_bytes *out, sb_err *e) {
+static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_bytes *out, sb_err *e) {
   struct stat st;
   sb_code c = SB_OK;
   if (fstat(fd, &st) != 0) c = sb_rt_fail_errno(e);
@@ -159,7 +158,7 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, const 
   else if (!v->content) c = sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
   else if ((!rules || (c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) &&
            (c = sb_policy_read_size(fs->policy, (uint64_t)st.st_size, e)) == SB_OK)
-    c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
+    c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, out, e);
   close(fd);
   return c;
 }
@@ -173,16 +172,10 @@ int sb_ct_open_in(const layer *v, const sb_path *p, int flags, bool follow) {
   return sb_resolve(&v->res, p->buf, p->len, flags, 0);
 }
 
-typedef struct read_ud {
-  sb_bytes *out;
-  const sb_sink *sink;
-} read_ud;
-
 static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *ud, sb_err *e) {
-  read_ud *u = ud;
   int fd = sb_ct_open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
   if (fd < 0) return sb_rt_fail(e, fd);
-  return read_opened(fs, v, fd, true, u->sink, u->out, e);
+  return read_opened(fs, v, fd, true, ud, e);
 }
 
 typedef struct stat_ud {
@@ -219,7 +212,7 @@ static sb_code first_layer(sb_fs *fs, const sb_path *p,
  * upper layer has something) and no ".."; whatever else happens (a miss,
  * an error) the merged view answers. A command that copies the file up
  * right after the check writes its copy, never the base's bytes read here. */
-static bool read_untouched(sb_fs *fs, const sb_path *p, const read_ud *u, sb_code *c, sb_err *e) {
+static bool read_untouched(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_code *c, sb_err *e) {
   container *ct = CT(fs);
   if (ct->base_fd < 0 || p->ncomp == 0 || p->dotdot || p->must_dir) return false;
   size_t n;
@@ -232,22 +225,14 @@ static bool read_untouched(sb_fs *fs, const sb_path *p, const read_ud *u, sb_cod
   int fd = sb_resolve_nolinks(&ct->layers[0].res, ct->base_fd, p->buf, p->len, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return false;
   /* no link followed: the path the rules saw is where the file is */
-  *c = read_opened(fs, &ct->layers[0], fd, false, u->sink, u->out, e);
+  *c = read_opened(fs, &ct->layers[0], fd, false, out, e);
   return true;
 }
 
 static sb_code ct_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
-  read_ud u = {out, NULL};
   sb_code c;
-  if (read_untouched(fs, p, &u, &c, e)) return c;
-  return first_layer(fs, p, read_in, &u, e);
-}
-
-static sb_code ct_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e) {
-  read_ud u = {out, sink};
-  sb_code c;
-  if (read_untouched(fs, p, &u, &c, e)) return c;
-  return first_layer(fs, p, read_in, &u, e);
+  if (read_untouched(fs, p, out, &c, e)) return c;
+  return first_layer(fs, p, read_in, out, e);
 }
 
 static sb_code ct_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
@@ -727,7 +712,6 @@ const sb_backend sb_container_backend = {
     .mkdir = ct_mkdir,
     .remove = ct_remove,
     .rename = ct_rename,
-    .read_to = ct_read_to,
     .walk = sb_ct_walk,
     .open_ref = sb_ct_open_ref,
     .close = ct_close,

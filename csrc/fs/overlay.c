@@ -89,7 +89,7 @@ static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err
 
 /* ---- read side ---------------------------------------------------------- */
 
-static sb_code ov_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_bytes *out, sb_err *e) {
+static sb_code ov_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   ovl *ov = OV(fs);
   onode n;
   int r = sb_ovl_lookup_path(ov, p, true, &n);
@@ -105,15 +105,11 @@ static sb_code ov_read_to(sb_fs *fs, const sb_path *p, const sb_sink *sink, sb_b
     else if (fstat(fd, &st) != 0) c = sb_rt_fail_errno(e);
     else if (!S_ISREG(st.st_mode)) c = sb_rt_type_error(&st, e);
     else if ((c = sb_policy_read_size(fs->policy, (uint64_t)st.st_size, e)) == SB_OK)
-      c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, sink, out, e);
+      c = sb_rt_read_fd(fs, fd, (uint64_t)st.st_size, out, e);
     if (fd >= 0) close(fd);
   }
   sb_ovl_node_free(&n);
   return c;
-}
-
-static sb_code ov_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
-  return ov_read_to(fs, p, NULL, out, e);
 }
 
 static sb_code ov_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
@@ -569,7 +565,6 @@ const sb_backend sb_overlay_backend = {
     .kind = "overlay",
     .read = ov_read,
     .write = ov_write,
-    .read_to = ov_read_to,
     .stat = ov_stat,
     .symlink = ov_symlink,
     .readlink = ov_readlink,

@@ -36,40 +36,12 @@ bool sb_rt_is_tmp(const char *name) {
 }
 
 
-/* Read an open regular file of about size_hint bytes: into memory the
- * sink gives when it is big enough (one copy: straight from the kernel into
- * the caller's buffer), else, or when it turns out to have grown, into
- * fs->scratch (NUL-terminated). */
-sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, const sb_sink *sink, sb_bytes *out, sb_err *e) {
+/* Read an open regular file of about size_hint bytes into fs->scratch
+ * (NUL-terminated), under the read limit even if it grows meanwhile. */
+sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_err *e) {
   sb_buf *b = &fs->scratch;
   uint64_t max = fs->policy->max_read_bytes;
   b->len = 0;
-  if (sink && size_hint >= SB_SINK_MIN && size_hint <= max) {
-    size_t n = (size_t)size_hint, got = 0;
-    char *d = sink->reserve(sink->ud, n);
-    while (d && got < n) {
-      ssize_t r = read(fd, d + got, n - got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return sb_rt_fail_errno(e);
-      if (r == 0) break; /* shrank meanwhile: what is there */
-      got += (size_t)r;
-    }
-    char probe;
-    ssize_t more = 0;
-    while (d && got == n && (more = read(fd, &probe, 1)) < 0 && errno == EINTR) {}
-    if (d && more <= 0) {
-      if (more < 0) return sb_rt_fail_errno(e);
-      out->p = d;
-      out->len = got;
-      return SB_OK;
-    }
-    if (d) { /* it grew: go on in the scratch buffer */
-      if (sb_buf_reserve(&fs->mem, b, got + 4097) != 0) return sb_fail_oom(e);
-      memcpy(b->p, d, got);
-      b->p[got] = probe;
-      b->len = got + 1;
-    }
-  }
   if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
     return sb_fail_oom(e);
   for (;;) {

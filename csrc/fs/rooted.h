@@ -37,8 +37,8 @@ sb_code sb_disk_check(sb_disk *d, sb_fs *fs, sb_disk_count_fn count, int64_t dby
 /* dbytes were written (or freed, negative). */
 void sb_disk_apply(sb_disk *d, int64_t dbytes);
 
-/* Read an open regular file of about size_hint bytes (see sb_backend.read_to). */
-sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, const sb_sink *sink, sb_bytes *out, sb_err *e);
+/* Read an open regular file of about size_hint bytes into fs->scratch. */
+sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_err *e);
 void sb_rt_fill_stat(const struct stat *st, sb_stat *out);
 
 #define SB_RT_SIZES 1u     /* stat every non-directory (sizes, exact types) */

@@ -7,7 +7,6 @@
 
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "fs/dirlist.h"
 #include "lua/object.h"
@@ -144,71 +143,18 @@ static sb_code rename_keeps_denied(sb_sandbox *sb, sb_op *op, sb_op *to) {
 
 /* ---- methods ------------------------------------------------------------ */
 
-/* The sink of read_file: the Lua string itself. On 5.3 and 5.4 a long
- * string is neither interned nor hashed when it is made, so a new one may
- * be filled in place before anything else sees it: made from zero pages
- * (a fresh private mapping: no copy of real data), then the kernel reads
- * the file straight into it. Making it may raise (no memory): that runs
- * protected, and a failure means "use the scratch buffer". */
-typedef struct lua_sink {
-  lua_State *L;
-  size_t n;
-  char *buf; /* the string's bytes, at the top of the stack */
-  const char *zeros;
-} lua_sink;
-
-#if LUA_VERSION_NUM >= 503
-static int make_string(lua_State *L) {
-  lua_sink *k = lua_touserdata(L, 1);
-  lua_pushlstring(L, k->zeros, k->n);
-  return 1;
-}
-#endif
-
-static char *sink_reserve(void *ud, size_t n) {
-#if LUA_VERSION_NUM >= 503
-  lua_sink *k = ud;
-  void *z = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (z == MAP_FAILED) return NULL;
-  k->zeros = z;
-  k->n = n;
-  lua_pushcfunction(k->L, make_string);
-  lua_pushlightuserdata(k->L, k);
-  int rc = lua_pcall(k->L, 1, 1, 0);
-  munmap(z, n);
-  if (rc != LUA_OK) {
-    lua_pop(k->L, 1);
-    return NULL;
-  }
-  k->buf = (char *)(uintptr_t)lua_tostring(k->L, -1);
-  return k->buf;
-#else
-  (void)ud;
-  (void)n;
-  return NULL; /* strings are hashed when made: read into the scratch buffer */
-#endif
-}
-
 static int m_read_file(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
   SB_OP(op, "read_file");
   sb_bytes v;
-  int top = lua_gettop(L);
-  lua_sink k = {.L = L};
-  sb_sink sink = {sink_reserve, &k};
-  const sb_backend *be = sb->fs.be;
+  /* the bytes land in the sandbox's scratch buffer, then one copy makes the
+   * string: the Lua API gives no string that may be written after it is
+   * made, and a userdata or luaL_Buffer would need the same one copy */
   if (sb_lua_arg_path(L, sb, 2, op) != SB_OK ||
       sb_lua_guard(sb, op, &op->p, SB_ACC_READ, SB_KIND_FILE) != SB_OK ||
-      (be->read_to ? be->read_to(&sb->fs, &op->p, &sink, &v, &op->e) : be->read(&sb->fs, &op->p, &v, &op->e)) != SB_OK) {
-    lua_settop(L, top);
+      sb->fs.be->read(&sb->fs, &op->p, &v, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
-  }
-  if (k.buf && v.p == k.buf && v.len == k.n) {
-    /* the string holds the file already */
-  } else {
-    lua_settop(L, top); /* a sink string the file outgrew or fell short of */
-    lua_pushlstring(L, v.p, v.len);
-  }
+  lua_pushlstring(L, v.p, v.len);
   sb_buf_trim(&sb->fs.mem, &sb->fs.scratch, 1 << 20);
   sb_lua_audit_ok(L, sb, op, (lua_Integer)v.len);
   return 1;
