@@ -6,6 +6,7 @@
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
+#   make lint       luacheck over the Lua layer and the command line (.luacheckrc)
 #   make test-fresh the README's test command in a fresh clone of HEAD (a missing install step shows)
 #   make static     build/libsandbox.a for hosts linking statically (also built by make)
 #   make embed      run the embedding example (examples/embed)
@@ -47,7 +48,7 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
 
@@ -246,3 +247,6 @@ install: $(MODULE)
 
 clean:
 	rm -rf build build-asan build-cov build-fuzz
+
+lint:
+	luacheck --no-color -q lua bin/agent-sandbox

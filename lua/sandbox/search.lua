@@ -5,7 +5,7 @@ local options = require "sandbox.options"
 
 local M = {}
 
-local type, pairs, ipairs, concat, sort, fmt = type, pairs, ipairs, table.concat, table.sort, string.format
+local type, pairs, concat, sort, fmt = type, pairs, table.concat, table.sort, string.format
 local C = options.checkers
 
 --- File types for `type = "lua"` (ripgrep's names for the common ones).

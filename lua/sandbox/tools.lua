@@ -293,15 +293,15 @@ function M.dispatch(tools, call)
   if args == nil then args = call.input end
   local t = type(name) == "string" and tools[name]
   if not t then
-    local names = {}
-    for _, x in ipairs(tools) do names[#names + 1] = x.name end
-    local avail = #names > 0 and table.concat(names, ", ") or "none"
+    local known = {}
+    for _, x in ipairs(tools) do known[#known + 1] = x.name end
+    local avail = #known > 0 and table.concat(known, ", ") or "none"
     if type(name) ~= "string" or name == "" then
       return { content = fmt("The tool call has no tool name (expected {name = ..., arguments = {...}}). "
         .. "Available tools: %s.", avail), is_error = true }
     end
     return { content = fmt("There is no tool named %s%s. Available tools: %s.", name,
-      options.suggest(name, names), avail), is_error = true }
+      options.suggest(name, known), avail), is_error = true }
   end
   return t.execute(args)
 end

@@ -12,7 +12,7 @@ local resources = require "sandbox.mcp.resources"
 
 local M = {}
 
-local type, pairs, ipairs, tostring, pcall, error, fmt = type, pairs, ipairs, tostring, pcall, error, string.format
+local type, pairs, ipairs, tostring, pcall, fmt = type, pairs, ipairs, tostring, pcall, string.format
 local floor = math.floor
 
 -- What the official SDK speaks (its SUPPORTED_PROTOCOL_VERSIONS), newest first.

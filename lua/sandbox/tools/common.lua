@@ -1,0 +1,108 @@
+-- What the built-in tools share: the stale-write guard's file versions, the
+-- commands' parameters and results, background processes by id.
+local S = require "sandbox.tools.schema"
+local T = require "sandbox.tools.text"
+local core = require "sandbox.core"
+
+local fmt, concat = string.format, table.concat
+
+local C = {}
+
+local PATHS = "Paths are relative to the sandbox root (absolute paths are accepted when they are inside it)."
+
+-- The version of a file the stale-write guard compares: size and mtime
+-- (of what a link leads to).
+local function version(sb, path)
+  local st = sb:stat(path, { follow = true })
+  if not st or st.type ~= "file" then return nil end
+  return st.size .. ":" .. string.format("%.9f", st.mtime)
+end
+
+-- Versions are kept under the real path: reading CLAUDE.md (a link to
+-- AGENTS.md) counts as reading AGENTS.md.
+local function key(sb, path) return sb:realpath(path) or core.normalize(sb, path) or path end
+
+local function remember(ctx, path)
+  ctx.versions[key(ctx.sb, path)] = version(ctx.sb, path)
+end
+
+-- Refuse to overwrite a file the agent has not read in its current version.
+local function stale(ctx, path, what)
+  if not ctx.cfg.stale_guard then return nil end
+  local now = version(ctx.sb, path)
+  if not now then return nil end -- a new file
+  local seen = ctx.versions[key(ctx.sb, path)]
+  if seen == nil then
+    return fmt("%s refused: %s already exists and you have not read it. Read it with read_file first, then retry.", what, path)
+  end
+  if seen ~= now then
+    return fmt("%s refused: %s changed since you last read it. Read it again with read_file, then retry.", what, path)
+  end
+  return nil
+end
+
+local function fail(what, ...) return nil, T.error(what, ...) end
+
+local function track(ctx, h)
+  ctx.procs[h.id] = h
+  return fmt("Started process %d (pid %d) in the background. Use process_output with id %d to read its " ..
+    "output, and process_kill to stop it.", h.id, h.pid, h.id)
+end
+
+local function run_result(ctx, r, msg, code, timeout, what)
+  if not r then return fail(what, msg, code) end
+  if type(r) ~= "table" or r.exit_code == nil then return track(ctx, r) end
+  return T.command(r, ctx.cfg.max_output, timeout)
+end
+
+local COMMAND_PARAMS = {
+  cwd = S.string("Directory to run in, relative to the sandbox root (default: the root)."),
+  timeout_seconds = S.number("Kill the command after this many seconds (default: the sandbox's).",
+    { minimum = 0.1, maximum = 3600 }),
+  background = S.boolean("Start it and return at once (for servers and long jobs); read its output " ..
+    "with process_output."),
+}
+
+-- exec options for a tool's command: a foreground one lets the host's
+-- on_wait in while it runs (progress, cancellation).
+local function exec_opts(ctx, a, name)
+  local o = { cwd = a.cwd, timeout = a.timeout_seconds, background = a.background }
+  local hook = ctx.cfg.on_wait
+  if hook and not a.background then
+    o.on_wait = function(h, elapsed) return hook(h, { tool = name, elapsed = elapsed }) end
+  end
+  return o
+end
+
+-- The common command parameters plus a tool's own.
+local function with(props)
+  local t = {}
+  for k, v in pairs(COMMAND_PARAMS) do t[k] = v end
+  for k, v in pairs(props) do t[k] = v end
+  return t
+end
+
+local function proc(ctx, id)
+  local h = ctx.procs[id]
+  if h then return h end
+  local ids = {}
+  for k in pairs(ctx.procs) do ids[#ids + 1] = k end
+  table.sort(ids)
+  return nil, fmt("There is no process %d. %s", id,
+    #ids > 0 and "Known processes: " .. concat(ids, ", ") .. "." or "No process was started with background=true.")
+end
+
+C.PATHS = PATHS
+C.version = version
+C.key = key
+C.remember = remember
+C.stale = stale
+C.fail = fail
+C.track = track
+C.run_result = run_result
+C.COMMAND_PARAMS = COMMAND_PARAMS
+C.exec_opts = exec_opts
+C.with = with
+C.proc = proc
+
+return C
