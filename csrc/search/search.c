@@ -1,4 +1,5 @@
 #include "search/search.h"
+#include "search/search_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,19 +8,6 @@
 #include <unistd.h>
 
 #include "base/glob.h"
-#include "search/pool.h"
-
-#define MAX_VISITS 2000000 /* entries a single search may look at */
-#define GREP_TEXT_MAX 2000 /* bytes of a matching line kept */
-#define GREP_BINARY_PROBE 8192 /* a NUL in the first block: a binary file */
-
-/* Records (in results, and in a job's out without the path): the header,
- * the path, the text. */
-typedef struct rec {
-  uint32_t plen, line, tlen, end;
-  int32_t kind;
-  double mtime;
-} rec;
 
 void sb_search_init(sb_search *s, sb_fs *fs, sb_err *e, size_t max) {
   memset(s, 0, sizeof *s);
@@ -40,12 +28,6 @@ void sb_search_free(sb_search *s) {
   s->fs = NULL;
 }
 
-static bool oom(sb_search *s) {
-  sb_fail_oom(s->e);
-  s->failed = true;
-  return false;
-}
-
 static bool add_rec(sb_search *s, const char *path, size_t plen, const rec *h, const char *text) {
   rec r = *h;
   r.plen = (uint32_t)plen;
@@ -53,7 +35,7 @@ static bool add_rec(sb_search *s, const char *path, size_t plen, const rec *h, c
   sb_buf *out = &s->results;
   if (sb_buf_append(m, out, &r, sizeof r) != 0 || sb_buf_append(m, out, path, plen) != 0 ||
       sb_buf_append(m, out, text, r.tlen) != 0)
-    return oom(s);
+    return sb_search_oom(s);
   s->count++;
   return true;
 }
@@ -184,90 +166,6 @@ sb_code sb_search_pattern(const char *cwd, size_t cwdlen, const char *raw, size_
   return SB_OK;
 }
 
-/* ---- what a walk leaves out: ignore files, hidden entries (SPEC §12) ------ */
-
-static const char *const IGNORE_FILES[] = {".gitignore", ".ignore"}; /* lowest precedence first */
-
-/* Add the rules of ignore file `name` in directory dir (ENOENT: none). */
-static bool load_ignore(sb_search *s, const char *dir, size_t dlen, const char *name) {
-  char buf[SB_PATH_MAX + 1];
-  size_t nl = strlen(name);
-  if (dlen + 1 + nl > SB_PATH_MAX) return true;
-  memcpy(buf, dir, dlen);
-  size_t n = dlen;
-  if (dlen) buf[n++] = '/';
-  memcpy(buf + n, name, nl);
-  n += nl;
-  sb_path p;
-  sb_err ignore;
-  sb_bytes v;
-  if (sb_path_from_rel(&p, buf, n, &ignore) != SB_OK) return true;
-  if (!sb_policy_visible(s->fs->policy, buf, n, SB_KIND_FILE)) return true;
-  if (s->fs->be->read(s->fs, &p, &v, &ignore) != SB_OK) return true; /* none, or unreadable */
-  if (!sb_ignore_add(&s->ig, dir, dlen, v.p, v.len)) return oom(s);
-  return true;
-}
-
-/* The rules of directory dir, read when its listing holds the files. */
-static bool load_listed_rules(sb_search *s, const char *dir, size_t dlen, const sb_dirlist *dl) {
-  bool has[2] = {false, false}, git = false;
-  for (size_t i = 0; i < dl->n; i++) {
-    const sb_dirent *d = &dl->v[i];
-    if (d->name[0] != '.') continue;
-    for (size_t k = 0; k < 2; k++)
-      if (d->type == SB_T_FILE && d->namelen == strlen(IGNORE_FILES[k]) && memcmp(d->name, IGNORE_FILES[k], d->namelen) == 0)
-        has[k] = true;
-    if (d->type == SB_T_DIR && d->namelen == 4 && memcmp(d->name, ".git", 4) == 0) git = true;
-  }
-  if (dlen == 0 && git && !load_ignore(s, "", 0, ".git/info/exclude")) return false;
-  for (size_t k = 0; k < 2; k++)
-    if (has[k] && !load_ignore(s, dir, dlen, IGNORE_FILES[k])) return false;
-  return true;
-}
-
-/* The rules of a directory the walk does not list (above its start). */
-static bool load_dir_rules(sb_search *s, const char *dir, size_t dlen) {
-  if (dlen == 0 && !load_ignore(s, "", 0, ".git/info/exclude")) return false;
-  for (size_t i = 0; i < sizeof IGNORE_FILES / sizeof *IGNORE_FILES; i++)
-    if (!load_ignore(s, dir, dlen, IGNORE_FILES[i])) return false;
-  return true;
-}
-
-/* Rules of the directories above the start (the start's own come with its
- * listing); a named file is judged by its own directory's too. */
-static bool load_start_rules(sb_search *s, const sb_path *start) {
-  s->start_len = start->len;
-  if (s->everything) return true;
-  size_t upto = start->ncomp ? start->ncomp - 1 : 0; /* the directories strictly above */
-  if (start->ncomp && !load_dir_rules(s, "", 0)) return false;
-  for (size_t i = 1; i <= upto; i++) {
-    size_t dlen = (size_t)start->off[i] - 1;
-    if (!load_dir_rules(s, start->buf, dlen)) return false;
-  }
-  return true;
-}
-
-/* A directory's entries are about to come: leave the levels it is not
- * inside, take its rules. */
-static int on_enter(sb_search *s, const char *rel, size_t rlen, const void *ref) {
-  if (s->everything) return SB_WALK_CONTINUE;
-  if (rlen) sb_ignore_leave(&s->ig, rel, rlen);
-  if (rlen && sb_ignore_match(&s->ig, rel, rlen, true) && rlen != s->start_len) return SB_WALK_SKIP;
-  return load_listed_rules(s, rel, rlen, ref) ? SB_WALK_CONTINUE : SB_WALK_STOP;
-}
-
-/* Is this entry left out? */
-static bool left_out(sb_search *s, const char *rel, size_t rlen, const sb_dirent *ent) {
-  if (s->everything || rlen == s->start_len) return false; /* a named start is searched */
-  bool dir = ent->type == SB_T_DIR;
-  if (ent->name[0] == '.') {
-    if (dir && ent->namelen == 4 && memcmp(ent->name, ".git", 4) == 0) return true;
-    if (!s->hidden) return true;
-  }
-  sb_ignore_leave(&s->ig, rel, rlen);
-  return sb_ignore_match(&s->ig, rel, rlen, dir);
-}
-
 /* ---- glob --------------------------------------------------------------- */
 
 static bool add_glob(sb_search *s, const char *rel, size_t rlen, int type) {
@@ -289,10 +187,10 @@ static bool add_glob(sb_search *s, const char *rel, size_t rlen, int type) {
 static int glob_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
                    const void *ref) {
   sb_search *s = ud;
-  if (ent->type == SB_T_ENTER) return on_enter(s, rel, rlen, ref);
+  if (ent->type == SB_T_ENTER) return sb_search_on_enter(s, rel, rlen, ref);
   if (!visit_budget(s)) return SB_WALK_STOP;
   if (!visible(s, rel, rlen, ent->type)) return SB_WALK_SKIP;
-  if (left_out(s, rel, rlen, ent)) return SB_WALK_SKIP;
+  if (sb_search_left_out(s, rel, rlen, ent)) return SB_WALK_SKIP;
   if (sb_glob_match(s->pat, s->plen, rel, rlen) && !add_glob(s, rel, rlen, ent->type))
     return SB_WALK_STOP;
   if (ent->type == SB_T_DIR && sb_glob_could_match_below(s->pat, s->plen, rel, rlen))
@@ -305,7 +203,7 @@ sb_code sb_search_glob(sb_search *s, const sb_path *start) {
   sb_stat st;
   sb_code c = fs->be->stat(fs, start, true, &st, s->e); /* a link in the prefix is followed, as the walk follows its start */
   if (c == SB_OK && st.type != SB_T_DIR) c = SB_ENOTDIR; /* a prefix names directories */
-  if (c == SB_OK && !load_start_rules(s, start)) c = s->e->code;
+  if (c == SB_OK && !sb_search_start_rules(s, start)) c = s->e->code;
   if (c == SB_OK) {
     /* the walk visits what is below the start; the start itself may match */
     if (start->len && sb_glob_match(s->pat, s->plen, start->buf, start->len))
@@ -316,163 +214,13 @@ sb_code sb_search_glob(sb_search *s, const sb_path *start) {
   return s->failed ? s->e->code : c;
 }
 
-/* ---- grep: the work on one file (any thread) ---------------------------- */
-
-typedef struct tls {
-  sb_mstate ms;
-  sb_wbuf file;
-} tls;
-
-static void *tls_new(void *ctx) {
-  sb_search *s = ctx;
-  tls *t = calloc(1, sizeof *t);
-  if (t && !sb_mstate_init(&t->ms, &s->m)) {
-    free(t);
-    t = NULL;
-  }
-  return t;
-}
-
-static void tls_free(void *p) {
-  tls *t = p;
-  sb_mstate_free(&t->ms);
-  sb_wbuf_free(&t->file);
-  free(t);
-}
-
-/* The bytes of j's file in t->file (false: skip the file). One read
- * usually does it: a regular file reads short only at its end (workers
- * take no signals), so neither fstat nor a read that returns 0 is needed;
- * the size limit is checked on what arrives. */
-static bool read_job(sb_search *s, tls *t, sb_job *j) {
-  uint64_t max = s->fs->policy->max_read_bytes;
-  t->file.len = 0;
-  if (!sb_wbuf_reserve(&t->file, 1u << 16)) return false;
-  for (;;) {
-    size_t want = t->file.cap - t->file.len - 1;
-    ssize_t n = read(j->fd, t->file.p + t->file.len, want);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    t->file.len += (size_t)n;
-    if (t->file.len > max) return false; /* above max_read_bytes: not searched */
-    if ((size_t)n < want) break;
-    if (!sb_wbuf_reserve(&t->file, t->file.cap * 2)) return false;
-  }
-  t->file.p[t->file.len] = '\0';
-  return true;
-}
-
-/* The scan's state for one file: line numbers and context lines. */
-typedef struct scan {
-  sb_search *s;
-  sb_job *j;
-  const char *buf;
-  size_t len, end;   /* end: without the final newline */
-  size_t at_off;     /* a line start whose number is known */
-  uint32_t at_line;
-  size_t shown;      /* lines before this offset are in out already */
-  uint32_t after_left;
-  size_t matches;
-  bool more, oom;
-} scan;
-
-static uint32_t line_of(scan *c, size_t off) {
-  c->at_line += (uint32_t)sb_count_newlines(c->buf + c->at_off, off - c->at_off);
-  c->at_off = off;
-  return c->at_line;
-}
-
-static void put(scan *c, int kind, uint32_t line, uint32_t end, size_t ls, size_t le) {
-  size_t n = le - ls;
-  if (n && c->buf[ls + n - 1] == '\r') n--;
-  if (n > GREP_TEXT_MAX) n = GREP_TEXT_MAX;
-  rec r = {.line = line, .end = end, .tlen = (uint32_t)n, .kind = kind};
-  if (!sb_wbuf_append(&c->j->out, &r, sizeof r) || !sb_wbuf_append(&c->j->out, c->buf + ls, n)) c->oom = true;
-}
-
-/* Lines after the last match, up to `upto` (a later line's start). */
-static void flush_after(scan *c, size_t upto) {
-  while (c->after_left && c->shown <= c->end && c->shown < upto) {
-    size_t ls = c->shown;
-    const char *nl = memchr(c->buf + ls, '\n', c->len - ls);
-    size_t le = nl ? (size_t)(nl - c->buf) : c->len;
-    put(c, SB_HIT_CONTEXT, line_of(c, ls), 0, ls, le);
-    c->shown = le + 1;
-    c->after_left--;
-  }
-  c->after_left = 0;
-}
-
-static bool on_match(void *ud, size_t ls, size_t le) {
-  scan *c = ud;
-  sb_search *s = c->s;
-  if (c->matches >= s->max) { /* no file gives more than the whole search keeps */
-    c->more = true;
-    return false;
-  }
-  c->matches++;
-  if (s->mode != SB_GREP_CONTENT) return s->mode == SB_GREP_COUNT; /* files: one is enough */
-  flush_after(c, ls);
-  if (s->before && ls > c->shown) {
-    /* up to `before` lines back, none shown already */
-    size_t b = ls;
-    unsigned k = 0;
-    while (k < s->before && b > c->shown) {
-      const char *nl = b >= 2 ? memrchr(c->buf + c->shown, '\n', b - 1 - c->shown) : NULL;
-      b = nl ? (size_t)(nl - c->buf) + 1 : c->shown;
-      k++;
-    }
-    while (b < ls) {
-      const char *nl = memchr(c->buf + b, '\n', ls - b);
-      size_t e = nl ? (size_t)(nl - c->buf) : ls;
-      put(c, SB_HIT_CONTEXT, line_of(c, b), 0, b, e);
-      b = e + 1;
-    }
-  }
-  uint32_t line = line_of(c, ls);
-  uint32_t last = s->multiline ? line + (uint32_t)sb_count_newlines(c->buf + ls, le - ls) : line;
-  put(c, SB_HIT_MATCH, line, last, ls, le);
-  c->shown = le + 1;
-  c->after_left = s->after;
-  return !c->oom;
-}
-
-static void grep_work(void *ctx, void *tp, sb_job *j) {
-  sb_search *s = ctx;
-  tls *t = tp;
-  const char *buf = j->data;
-  size_t len = j->dlen;
-  if (j->fd >= 0) {
-    bool ok = read_job(s, t, j);
-    close(j->fd);
-    j->fd = -1;
-    if (!ok) return;
-    buf = t->file.p;
-    len = t->file.len;
-  }
-  if (memchr(buf, '\0', len < GREP_BINARY_PROBE ? len : GREP_BINARY_PROBE)) return; /* binary */
-  scan c = {.s = s, .j = j, .buf = buf, .len = len, .at_line = 1};
-  c.end = len && buf[len - 1] == '\n' ? len - 1 : len;
-  int rc = sb_matcher_scan(&s->m, &t->ms, buf, len, on_match, &c);
-  if (s->mode == SB_GREP_CONTENT) flush_after(&c, len + 1);
-  if (rc < 0 || c.oom) {
-    j->rc = c.oom ? PCRE2_ERROR_NOMEMORY : rc;
-    return;
-  }
-  if (s->mode != SB_GREP_CONTENT && c.matches) {
-    rec r = {.line = (uint32_t)c.matches, .kind = s->mode == SB_GREP_COUNT ? SB_HIT_COUNT : SB_HIT_MATCH};
-    if (!sb_wbuf_append(&j->out, &r, sizeof r)) j->rc = PCRE2_ERROR_NOMEMORY;
-  }
-  j->more = c.more; /* more matches than were kept */
-}
-
 /* ---- grep: the walk and the results (main thread) ----------------------- */
 
 /* A finished file: its records join the results, in walk order. */
 static bool grep_take(void *ctx, sb_job *j) {
   sb_search *s = ctx;
   if (j->rc) {
-    if (j->rc == PCRE2_ERROR_NOMEMORY) return oom(s);
+    if (j->rc == PCRE2_ERROR_NOMEMORY) return sb_search_oom(s);
     PCRE2_UCHAR msg[160];
     pcre2_get_error_message(j->rc, msg, sizeof msg);
     sb_failf(s->e, SB_EINVAL, "the pattern could not be matched in '%s': %s (simplify the pattern)", j->path,
@@ -521,17 +269,17 @@ static int grep_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
                    const void *ref) {
   grep_walk *w = ud;
   sb_search *s = w->s;
-  if (ent->type == SB_T_ENTER) return on_enter(s, rel, rlen, ref);
+  if (ent->type == SB_T_ENTER) return sb_search_on_enter(s, rel, rlen, ref);
   if (!visit_budget(s)) return SB_WALK_STOP;
   if (!visible(s, rel, rlen, ent->type)) return SB_WALK_SKIP;
   if (ent->type != SB_T_FILE && ent->type != SB_T_DIR) return SB_WALK_SKIP;
-  if (left_out(s, rel, rlen, ent)) return SB_WALK_SKIP;
+  if (sb_search_left_out(s, rel, rlen, ent)) return SB_WALK_SKIP;
   if (ent->type == SB_T_DIR) return SB_WALK_CONTINUE;
   if (!filters_pass(s, rel, rlen, ent)) return SB_WALK_CONTINUE;
   sb_job *j = calloc(1, sizeof *j);
   if (!j || !(j->path = malloc(rlen + 1))) {
     free(j);
-    return oom(s), SB_WALK_STOP;
+    return sb_search_oom(s), SB_WALK_STOP;
   }
   memcpy(j->path, rel, rlen);
   j->path[rlen] = '\0';
@@ -540,7 +288,7 @@ static int grep_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
   if (s->fs->be->want_ref) { /* fetched with the others once the walk is done (grep_fetched) */
     if (s->fs->be->want_ref(s->fs, ref, j)) return SB_WALK_CONTINUE;
     sb_job_free(j);
-    return oom(s), SB_WALK_STOP;
+    return sb_search_oom(s), SB_WALK_STOP;
   }
   sb_bytes mem = {0};
   sb_err ignore;
@@ -565,7 +313,7 @@ static bool grep_fetched(void *ud, void *tag, const char *data, size_t len, sb_c
   }
   if (!(j->own = malloc(len + 1))) { /* + the NUL the matcher reads past the end */
     sb_job_free(j);
-    oom(w->s);
+    sb_search_oom(w->s);
     return false;
   }
   memcpy(j->own, data, len);
@@ -582,10 +330,10 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
     return c;
   }
   s->compiled = true;
-  if (!load_start_rules(s, where)) return s->e->code;
+  if (!sb_search_start_rules(s, where)) return s->e->code;
   grep_walk w = {.s = s};
   size_t threads = s->threads ? s->threads - 1 : sb_pool_cpus();
-  if (!sb_pool_init(&w.pool, threads, s, grep_work, grep_take, tls_new, tls_free)) {
+  if (!sb_pool_init(&w.pool, threads, s, sb_grep_work, grep_take, sb_grep_tls_new, sb_grep_tls_free)) {
     sb_pool_finish(&w.pool);
     return sb_fail_oom(s->e);
   }
@@ -596,7 +344,7 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
     if (f != SB_OK && c == SB_OK && !s->failed) c = (*s->e = fe).code;
   }
   sb_pool_finish(&w.pool);
-  if (w.pool.failed && !s->failed) oom(s);
+  if (w.pool.failed && !s->failed) sb_search_oom(s);
   return c == SB_OK && s->failed ? s->e->code : c;
 }
 
@@ -623,7 +371,7 @@ static int snap_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
   /* where a file costs a round trip, its bytes come with the others
    * (fetch_wanted); the tag is its hit's number, from 1 */
   if (s->fs->be->want_ref && !s->fs->be->want_ref(s->fs, ref, (void *)(uintptr_t)s->count))
-    return oom(s), SB_WALK_STOP;
+    return sb_search_oom(s), SB_WALK_STOP;
   return SB_WALK_CONTINUE;
 }
 
