@@ -18,103 +18,6 @@
 #include "fs/container_impl.h"
 
 
-/* ---- errors ------------------------------------------------------------- */
-
-/* ---- helpers ------------------------------------------------------------ */
-
-/* Bytes of buf naming the first k components. */
-static size_t prefix_len(const sb_path *p, unsigned k) {
-  return k ? (size_t)p->off[k] - 1 : 0;
-}
-
-/* The last component as a NUL-terminated name. */
-const char *sb_ct_last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
-  size_t n;
-  const char *c = sb_path_comp(p, p->ncomp - 1, &n);
-  memcpy(out, c, n);
-  out[n] = '\0';
-  return out;
-}
-
-
-/* Rules and extensions apply to where a path really leads: a symlink made
- * by a command must not route around them. Check the object's real
- * root-relative path (dirfd + optional name). */
-sb_code sb_ct_recheck(sb_fs *fs, const layer *v, int fd, const char *name,
-                       sb_access acc, int kind, sb_err *e) {
-  if (!sb_policy_judges_entries(fs->policy)) return SB_OK;
-  char rel[2 * SB_PATH_MAX + 2];
-  long n = sb_resolve_relpath(&v->res, fd, rel, sizeof rel - SB_NAME_MAX - 2);
-  if (n < 0) return n == -EXDEV ? sb_rt_fail(e, (int)n) : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
-  size_t len = (size_t)n;
-  if (name) {
-    if (len) rel[len++] = '/';
-    size_t nl = strlen(name);
-    memcpy(rel + len, name, nl);
-    len += nl;
-    rel[len] = '\0';
-  }
-  return sb_policy_check(fs->policy, acc, rel, len, kind, e);
-}
-
-/* Open the directory of components [0, upto), creating missing ones when
- * `create` (libpathrs mkdir_all: tolerate races, never create after a
- * missing component followed by ".."). Returns an O_PATH fd or -1. */
-static int open_dir_chain(const layer *v, const sb_path *p, unsigned upto, bool create, sb_err *e) {
-  int fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, upto));
-  if (fd >= 0) return fd;
-  if (fd != -ENOENT || !create) {
-    sb_rt_fail(e, fd);
-    return -1;
-  }
-  unsigned k = upto; /* find the deepest existing ancestor */
-  while (k > 0) {
-    fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, --k));
-    if (fd >= 0) break;
-    if (fd != -ENOENT) {
-      sb_rt_fail(e, fd);
-      return -1;
-    }
-  }
-  if (fd < 0) {
-    sb_rt_fail(e, fd);
-    return -1;
-  }
-  for (unsigned i = k; i < upto; i++) { /* check before creating anything */
-    size_t n;
-    const char *c = sb_path_comp(p, i, &n);
-    if (sb_path_is_dotdot(c, n)) {
-      close(fd);
-      sb_fail(e, SB_ENOENT, NULL);
-      return -1;
-    }
-  }
-  for (unsigned i = k; i < upto; i++) {
-    size_t n;
-    const char *c = sb_path_comp(p, i, &n);
-    char name[SB_NAME_MAX + 1];
-    memcpy(name, c, n);
-    name[n] = '\0';
-    if (mkdirat(fd, name, 0755) != 0 && errno != EEXIST) {
-      sb_rt_fail_errno(e);
-      close(fd);
-      return -1;
-    }
-    close(fd);
-    /* re-resolve from the root: whatever raced in is judged by the resolver */
-    fd = sb_resolve_dir(&v->res, p->buf, prefix_len(p, i + 1));
-    if (fd < 0) {
-      sb_rt_fail(e, fd);
-      return -1;
-    }
-  }
-  return fd;
-}
-
-int sb_ct_open_parent(const layer *v, const sb_path *p, bool create, sb_err *e) {
-  return open_dir_chain(v, p, p->ncomp - 1, create, e);
-}
-
 static sb_code need_write(container *ct, sb_err *e) {
   return ct->can_write ? SB_OK : sb_fail(e, SB_EACCES, "the sandbox is read-only (mode \"r\")");
 }
@@ -163,14 +66,6 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_byt
   return c;
 }
 
-/* Open p in layer v: links followed while inside (a final one when
- * `follow`, or when p must be a directory: "link/"), else the final
- * component itself (O_PATH opens a link as itself). */
-int sb_ct_open_in(const layer *v, const sb_path *p, int flags, bool follow) {
-  flags |= p->must_dir ? O_DIRECTORY : 0;
-  if (follow || p->must_dir) return sb_resolve_follow(&v->res, p->buf, p->len, flags);
-  return sb_resolve(&v->res, p->buf, p->len, flags, 0);
-}
 
 static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *ud, sb_err *e) {
   int fd = sb_ct_open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
@@ -249,7 +144,7 @@ static sb_code realpath_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   if (sb_buf_reserve(&fs->mem, b, 2 * SB_PATH_MAX + 2) != 0) return sb_fail_oom(e);
   bool follow = *(bool *)out;
   bool whole = follow || p->ncomp == 0 || sb_path_names_no_entry(p);
-  int fd = whole ? sb_ct_open_in(v, p, O_PATH, true) : open_dir_chain(v, p, p->ncomp - 1, false, e);
+  int fd = whole ? sb_ct_open_in(v, p, O_PATH, true) : sb_ct_open_parent(v, p, false, e);
   if (fd < 0) return whole ? sb_rt_fail(e, fd) : e->code;
   long n = sb_resolve_relpath(&v->res, fd, b->p, 2 * SB_PATH_MAX + 2 - SB_NAME_MAX - 2);
   close(fd);
@@ -278,7 +173,7 @@ static sb_code ct_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
 static sb_code readlink_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
   (void)out;
   if (p->ncomp == 0 || sb_path_names_no_entry(p)) return sb_fail(e, SB_EINVAL, "not a symbolic link");
-  int dirfd = open_dir_chain(v, p, p->ncomp - 1, false, e);
+  int dirfd = sb_ct_open_parent(v, p, false, e);
   if (dirfd < 0) return e->code;
   char name[SB_NAME_MAX + 1];
   sb_ct_last_name(p, name);
@@ -308,25 +203,6 @@ static sb_code ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   return c;
 }
 
-/* Listings and walks merge every layer where the path exists; an error
- * stops them, except ENOTDIR in a later layer (or any error there, with
- * `skip_later`) once an earlier one answered. ENOENT when none did. */
-sb_code sb_ct_merge_layers(sb_fs *fs, sb_ct_layer_each each, void *ud, bool skip_later, size_t *found,
-                            sb_err *e) {
-  container *ct = CT(fs);
-  *found = 0;
-  for (size_t i = 0; i < ct->nlayers; i++) {
-    sb_code c = each(fs, i, ud, e);
-    if (c == SB_ENOENT) continue;
-    if (c != SB_OK) {
-      if (*found && (skip_later || c == SB_ENOTDIR)) continue;
-      return c;
-    }
-    (*found)++;
-  }
-  e->code = SB_OK;
-  return *found ? SB_OK : sb_fail(e, SB_ENOENT, NULL);
-}
 
 typedef struct list_ud {
   const sb_path *p;

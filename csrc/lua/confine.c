@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lua/overlay.h"
 
 #include "lua/options.h"
 
@@ -63,7 +62,7 @@ static void push_report(lua_State *L, const sb_confine *c) {
   }
 }
 
-int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e) {
+int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, const sb_lua_layers *layers, sb_err *e) {
   ud = lua_absindex(L, ud);
   opts = lua_absindex(L, opts);
   sb_confine *c = sb_malloc(&sb->fs.mem, sizeof *c);
@@ -105,7 +104,12 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
   }
   lua_pop(L, 1);
   sb->fs.be->cmd->tree(&sb->fs, &co.tree);
-  co.overlay = sb_lua_overlay_layers(sb, &co.upper_fd, &co.work_fd, &co.state_temporary);
+  co.overlay = layers != NULL;
+  if (layers) {
+    co.upper_fd = layers->upper_fd;
+    co.work_fd = layers->work_fd;
+    co.state_temporary = layers->temporary;
+  }
   co.commands = sb_opt_bool(L, opts, "exec");
   /* the policy the file tools obey, for commands (SPEC §6.1) */
   const sb_policy *pol = sb->fs.policy;

@@ -7,10 +7,12 @@
 
 #include "confine/confine.h"
 #include "lua/object.h"
+#include "lua/overlay.h"
 
 /* Set up from the normalised options at opts and publish sb.confinement
- * on the userdata at ud. 0, or -1 with e: the sandbox must not be made. */
-int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e);
+ * on the userdata at ud; `layers` (or NULL) are an OverlaySandbox's, for
+ * the view to mount. 0, or -1 with e: the sandbox must not be made. */
+int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, const sb_lua_layers *layers, sb_err *e);
 /* The sandbox's confinement, or NULL (it has no commands). */
 sb_confine *sb_lua_confine(const sb_sandbox *sb);
 /* An OverlaySandbox's merged root (a new fd), or -1 with *why. */

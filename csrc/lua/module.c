@@ -29,6 +29,7 @@
 #include "lua/object.h"
 #include "lua/options.h"
 #include "lua/overlay.h"
+#include "lua/ports.h"
 #include "lua/remote.h"
 #include "lua/review.h"
 #include "lua/search.h"
@@ -164,6 +165,16 @@ static int push_open_error(lua_State *L, fdguard *g, int err, const char *what,
 /* A ContainerSandbox, or with `overlay` an OverlaySandbox: the same
  * backend, bound to the merged view of the root once the confinement has
  * mounted it. */
+/* The overlay's mount: the merged view (and an upper layer in memory) the
+ * confinement's init made, handed to the overlay part here so the two
+ * parts never call each other. */
+static int mount_overlay(lua_State *L, sb_sandbox *sb, int ud, sb_err *e) {
+  const char *why = NULL;
+  int fd = sb_lua_confine_merged_fd(sb, &why);
+  int mem = fd >= 0 ? sb_lua_confine_upper_fd(sb) : -1;
+  return sb_lua_overlay_mount(L, sb, ud, 1, fd, why, mem, e);
+}
+
 static int make_container(lua_State *L, bool overlay) {
   luaL_checktype(L, 1, LUA_TTABLE);
   const char *base = sb_opt_str(L, 1, "base_dir");
@@ -210,12 +221,13 @@ static int make_container(lua_State *L, bool overlay) {
     return sb_push_err(L, &e, NULL, 0);
   }
   bool exec = sb_opt_bool(L, 1, "exec");
+  sb_lua_layers layers;
   /* parts, in the order they are released backwards: commands go first,
    * an overlay's state last (the mount is gone by then); an overlay needs
    * its namespace even without commands */
   if ((overlay && sb_lua_overlay_attach(L, sb, ud, 1, &e) != 0) ||
-      ((exec || overlay) && sb_lua_confine_attach(L, sb, ud, 1, &e) != 0) ||
-      (overlay && sb_lua_overlay_mount(L, sb, ud, 1, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
+      ((exec || overlay) && sb_lua_confine_attach(L, sb, ud, 1, sb_lua_overlay_layers(sb, &layers) ? &layers : NULL, &e) != 0) ||
+      (overlay && mount_overlay(L, sb, ud, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
       (exec && sb_lua_exec_attach(L, sb, ud, 1, &e) != 0)) {
     sb_lua_release(L, sb);
     return sb_push_err(L, &e, NULL, 0);
@@ -362,6 +374,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   lua_setfield(L, -2, "backends");
   sb_lua_exec_open(L);
   sb_lua_net_open(L);
+  sb_lua_ports_open(L);
   sb_lua_channel_open(L);
   sb_lua_review_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);

@@ -13,9 +13,7 @@
 #include "net/http.h"
 
 static void net_close(lua_State *L, sb_sandbox *sb, void *state);
-static const sb_part_class net_part = {"net", net_close};
-
-sb_net *sb_lua_net(const sb_sandbox *sb) { return sb_part_get(sb, &net_part); }
+const sb_part_class sb_lua_net_part = {"net", net_close};
 #define NET(sb) sb_lua_net(sb)
 
 /* ---- policy ------------------------------------------------------------- */
@@ -52,7 +50,7 @@ int sb_lua_net_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e) {
   memset(n, 0, sizeof *n);
   sb_netagent_init(&n->agent);
   sb_netsvc_init(&n->svc);
-  sb_part_add(L, sb, &net_part, n); /* from here the sandbox's release frees it */
+  sb_part_add(L, sb, &sb_lua_net_part, n); /* from here the sandbox's release frees it */
   lua_getfield(L, opts, "allowed_hosts");
   n->has_policy = lua_istable(L, -1);
   lua_pop(L, 1);
@@ -221,5 +219,4 @@ void sb_lua_net_open(lua_State *L) {
   static const luaL_Reg fns[] = {{"http_get", l_http_get}, {"check_host", l_check_host},
                                  {"random_token", l_random_token}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
-  sb_lua_ports_open(L);
 }

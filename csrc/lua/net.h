@@ -40,7 +40,10 @@ struct gate_ud {
   gate_ud *next;
 };
 
-sb_net *sb_lua_net(const sb_sandbox *sb);
+/* The network part's class (lua/net.c makes and closes it); its state is
+ * shared with lua/ports.c, which finds it here without calling net.c. */
+extern const sb_part_class sb_lua_net_part;
+static inline sb_net *sb_lua_net(const sb_sandbox *sb) { return sb_part_get(sb, &sb_lua_net_part); }
 
 /* Read allowed_hosts / denied_hosts at opts into the net part. -1 with e on
  * a bad entry (nothing kept). Raises on OOM. */

@@ -13,7 +13,6 @@
 #include "fs/container.h"
 #include "fs/overlay.h"
 #include "fs/tree.h"
-#include "lua/confine.h"
 #include "lua/options.h"
 
 /* The overlay part: the state directory (upper, work, checkpoints) and
@@ -134,12 +133,10 @@ int sb_lua_overlay_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
   return 0;
 }
 
-bool sb_lua_overlay_layers(const sb_sandbox *sb, int *upper_fd, int *work_fd, bool *temporary) {
+bool sb_lua_overlay_layers(const sb_sandbox *sb, sb_lua_layers *out) {
   overlay *ov = sb_part_get(sb, &overlay_part);
   if (!ov) return false;
-  *upper_fd = ov->upper_fd;
-  *work_fd = ov->work_fd;
-  *temporary = ov->temporary;
+  *out = (sb_lua_layers){.upper_fd = ov->upper_fd, .work_fd = ov->work_fd, .temporary = ov->temporary};
   return true;
 }
 
@@ -166,12 +163,16 @@ static int userspace_view(lua_State *L, sb_sandbox *sb, overlay *ov, int opts, c
   return sb_overlay_open(&sb->fs, &o, e) == SB_OK ? 0 : -1;
 }
 
-int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e) {
+int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, int fd, const char *why, int mem,
+                         sb_err *e) {
   overlay *ov = sb_part_get(sb, &overlay_part);
-  if (!ov) return 0;
-  const char *why = NULL;
-  int fd = sb_lua_confine_merged_fd(sb, &why);
+  if (!ov) {
+    if (fd >= 0) close(fd);
+    if (mem >= 0) close(mem);
+    return 0;
+  }
   if (fd < 0) {
+    if (mem >= 0) close(mem);
     if (!why || !*why) why = "the sandbox has no namespaces of its own (confine = false, or confine = {namespaces = false})";
     if (userspace_view(L, sb, ov, opts, why, e) != 0) return -1;
     lua_pushliteral(L, "userspace");
@@ -182,7 +183,6 @@ int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err 
   }
   /* an upper layer the view made in memory (max_disk_usage binds commands)
    * replaces the state directory's: the review reads it by this fd */
-  int mem = sb_lua_confine_upper_fd(sb);
   if (mem >= 0) {
     close(ov->upper_fd);
     ov->upper_fd = mem;

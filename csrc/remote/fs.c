@@ -10,19 +10,8 @@
 #include "fs/dirlist.h"
 #include "remote/process.h"
 
-sb_code sb_rm_read_abs(sb_fs *fs, const char *path, sb_buf *b, sb_err *e) {
-  rfs *r = RF(fs);
-  uint64_t max = fs->policy->max_read_bytes;
-  size_t cap = max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max;
-  sb_buf_free(&fs->mem, b);
-  sb_code c = sb_rm_plain(sb_envd_read(&fs->mem, &r->d, path, cap ? cap : 1, b, e), e);
-  if (c == SB_EFBIG) return sb_policy_read_size(fs->policy, max + 1, e);
-  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, 1) != 0) return sb_fail_oom(e);
-  if (c == SB_OK) b->p[b->len] = '\0';
-  return c;
-}
 
-/* The same for the file at the real root-relative path rel. */
+/* Read the file at the real root-relative path rel (sb_rm_read_abs). */
 static sb_code fetch(sb_fs *fs, const char *rel, size_t rlen, sb_buf *b, sb_err *e) {
   const char *path = sb_rm_abs(RF(fs), 1, rel, rlen);
   if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);

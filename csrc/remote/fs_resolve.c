@@ -210,3 +210,14 @@ sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, 
   return sb_policy_check(fs->policy, acc, real, len, kind, e);
 }
 
+sb_code sb_rm_read_abs(sb_fs *fs, const char *path, sb_buf *b, sb_err *e) {
+  rfs *r = RF(fs);
+  uint64_t max = fs->policy->max_read_bytes;
+  size_t cap = max > ((uint64_t)1 << 40) ? (size_t)1 << 40 : (size_t)max;
+  sb_buf_free(&fs->mem, b);
+  sb_code c = sb_rm_plain(sb_envd_read(&fs->mem, &r->d, path, cap ? cap : 1, b, e), e);
+  if (c == SB_EFBIG) return sb_policy_read_size(fs->policy, max + 1, e);
+  if (c == SB_OK && sb_buf_reserve(&fs->mem, b, 1) != 0) return sb_fail_oom(e);
+  if (c == SB_OK) b->p[b->len] = '\0';
+  return c;
+}
