@@ -24,3 +24,34 @@ describe("the C core's layout", function()
     assert.same({}, wrong)
   end)
 end)
+
+describe("the C core's files", function()
+  it("never call each other both ways (shared state lies below both, the assembler wires parts)", function()
+    local files = sh.lines("ls csrc/*/*.c")
+    local text, owner = {}, {}
+    for _, f in ipairs(files) do
+      text[f] = assert(sh.read_file(f))
+      for head, name in ("\n" .. text[f]):gmatch("\n([%a_][^\n;{}()]-)%f[%w_](sb_[%w_]+)%s*%b()%s*{") do
+        if not head:match("^static") and not owner[name] then owner[name] = f end
+      end
+    end
+    local calls = {}
+    for _, f in ipairs(files) do
+      calls[f] = {}
+      for name in text[f]:gmatch("%f[%w_](sb_[%w_]+)%s*%(") do
+        local def = owner[name]
+        if def and def ~= f then calls[f][def] = name end
+      end
+    end
+    local pairs_found = {}
+    for a, callees in pairs(calls) do
+      for b, name in pairs(callees) do
+        if a < b and calls[b][a] then pairs_found[#pairs_found + 1] = ("%s (%s) <-> %s (%s)"):format(a, name, b, calls[b][a]) end
+      end
+    end
+    local n = 0
+    for _ in pairs(owner) do n = n + 1 end
+    assert.is_true(n > 200, "functions found: " .. n)
+    assert.same({}, pairs_found)
+  end)
+end)
