@@ -6,6 +6,7 @@
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
+#   make types      types/sandbox.lua (LuaCATS) from the option schemas; make docs-check: it has not drifted
 #   make lint       luacheck over the Lua layer and the command line (.luacheckrc)
 #   make test-fresh the README's test command in a fresh clone of HEAD (a missing install step shows)
 #   make static     build/libsandbox.a for hosts linking statically (also built by make)
@@ -48,7 +49,7 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
 
@@ -250,3 +251,11 @@ clean:
 
 lint:
 	luacheck --no-color -q lua bin/agent-sandbox
+
+types: $(MODULE)
+	$(LUA) scripts/gen-types.lua types/sandbox.lua
+
+docs-check: $(MODULE)
+	@tmp=$$(mktemp) && $(LUA) scripts/gen-types.lua $$tmp && \
+	  if diff -u types/sandbox.lua $$tmp; then rm -f $$tmp; else rm -f $$tmp; \
+	  echo "types/sandbox.lua drifted from the option schemas: run make types"; exit 1; fi

@@ -88,14 +88,14 @@ function M.normalize(o)
 end
 
 M.options = {
-  confine = { check = confine, default = true },
+  confine = { check = confine, default = true, type = "boolean|{tmp_size?: integer|string, namespaces?: boolean}" },
   allow_outbound = { check = C.boolean, default = false },
   memory_limit = { check = C.size },
-  cpu_limit = { check = cpu },
+  cpu_limit = { check = cpu, type = "number|string" },
   pids_limit = { check = C.positive },
-  file_size_limit = { check = file_size },
-  user = { check = user },
-  read_paths = { check = paths },
+  file_size_limit = { check = file_size, type = "integer|string" },
+  user = { check = user, type = "{uid: integer, gid: integer}" },
+  read_paths = { check = paths, type = "string[]" },
 }
 
 return M

@@ -19,7 +19,7 @@ M.options = {
   base_dir = { check = C.dir },
   create = { check = C.boolean, default = false },
   mode = { check = options.one_of("rw", "r", "w"), default = "rw" },
-  read_roots = { check = dirs },
+  read_roots = { check = dirs, type = "string[]" },
   max_disk_usage = { check = C.size },
   -- commands can be held to max_disk_usage only where the kernel limits the
   -- bytes they write (the overlay's upper layer); elsewhere they are

@@ -40,7 +40,7 @@ M.check_env = env
 
 M.options = {
   exec_timeout = { check = C.seconds, default = 30 },
-  env = { check = env, default = {} },
+  env = { check = env, default = {}, type = "table<string, string>" },
   inherit_env = { check = C.boolean, default = false },
   max_background_processes = { check = C.positive, default = 3 },
   max_output_bytes = { check = C.size, default = 1024 * 1024 },

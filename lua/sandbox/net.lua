@@ -19,8 +19,8 @@ local function hosts(v)
 end
 
 M.options = {
-  allowed_hosts = { check = hosts },
-  denied_hosts = { check = hosts },
+  allowed_hosts = { check = hosts, type = "string[]" },
+  denied_hosts = { check = hosts, type = "string[]" },
 }
 
 --- Options that only make sense together.

@@ -182,14 +182,18 @@ function C.dir(v)
   return v
 end
 
---- A checker accepting one of the given strings.
+--- A checker accepting one of the given strings (M.choices[checker] lists
+--- them, for the type file scripts/gen-types.lua writes).
+M.choices = setmetatable({}, { __mode = "k" })
 function M.one_of(...)
   local allowed, list = {}, table.concat({ ... }, ", ")
   for _, v in ipairs { ... } do allowed[v] = true end
-  return function(v)
+  local check = function(v)
     if not allowed[v] then return nil, fmt("must be one of %s, got %s", list, tostring(v)) end
     return v
   end
+  M.choices[check] = { ... }
+  return check
 end
 
 -- ---- schemas ------------------------------------------------------------------

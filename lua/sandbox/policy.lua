@@ -49,8 +49,8 @@ M.options = {
   allow_overwrite = { check = C.boolean, default = true },
   read_only = { check = C.boolean, default = false },
   allow_escaping_links = { check = C.boolean, default = false },
-  rules = { check = sub_table({ deny = true, allow = true }, glob_ok) },
-  extensions = { check = sub_table({ read = true, write = true }, ext_ok) },
+  rules = { check = sub_table({ deny = true, allow = true }, glob_ok), type = "{deny?: string[], allow?: string[]}" },
+  extensions = { check = sub_table({ read = true, write = true }, ext_ok), type = "{read?: string[], write?: string[]}" },
   audit = { check = C.func },
 }
 

@@ -40,18 +40,18 @@ local function word(v)
 end
 
 M.options = {
-  api_url = { check = url, default = "https://api.e2b.app" },
+  api_url = { check = url, default = "https://api.e2b.app", type = "string" },
   api_key = { check = C.string },
-  envd_url = { check = url },        -- default: https://49983-<id>.<domain>
-  domain = { check = word },         -- default: the one the engine names, else e2b.app
+  envd_url = { check = url, type = "string" },        -- default: https://49983-<id>.<domain>
+  domain = { check = word, type = "string" },         -- default: the one the engine names, else e2b.app
   template = { check = C.string, default = "base" },
   timeout = { check = C.seconds, default = 300 }, -- the engine keeps the sandbox this long (its TTL)
-  sandbox_id = { check = id },       -- reattach instead of creating
-  metadata = { check = string_map },
+  sandbox_id = { check = id, type = "string" },       -- reattach instead of creating
+  metadata = { check = string_map, type = "table<string, string>" },
   allow_internet_access = { check = C.boolean },
   keep = { check = C.boolean, default = false }, -- dispose leaves the sandbox running
   root = { check = C.abspath, default = "/home/user" },
-  user = { check = word, default = "user" },
+  user = { check = word, default = "user", type = "string" },
   connect_timeout = { check = C.seconds, default = 10 },
   request_timeout = { check = C.seconds, default = 60 },
   idle_timeout = { check = C.seconds, default = 30 },

@@ -23,7 +23,7 @@ end
 
 M.options = {
   cwd = { check = C.abspath, default = "/" },
-  files = { check = files },
+  files = { check = files, type = "table<string, string|true>" },
   max_total_bytes = { check = C.size, default = 64 * 1024 * 1024 },
   max_files = { check = C.count, default = 100000 },
 }

@@ -1,0 +1,180 @@
+-- Writes the LuaCATS type file (types/sandbox.lua, for lua-language-server
+-- and lazydev.nvim) from the option schemas the constructors check
+-- (sandbox.schemas): each option's type comes from its checker, or from the
+-- schema entry's own `type` where the checker is the option's own. The
+-- methods are declared below, once; this script checks each exists on a
+-- real sandbox, and that every method the README's table names is declared.
+--   lua5.4 scripts/gen-types.lua [out]     (make types; make docs-check diffs)
+package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+package.cpath = (os.getenv("SANDBOX_BUILD") or "./build") .. "/?.so;" .. package.cpath
+local sandbox = require "sandbox"
+local options = require "sandbox.options"
+
+local C = options.checkers
+local BY_CHECKER = {
+  [C.boolean] = "boolean", [C.string] = "string", [C.func] = "function", [C.size] = "integer|string",
+  [C.count] = "integer", [C.positive] = "integer", [C.seconds] = "number", [C.abspath] = "string",
+  [C.dir] = "string",
+}
+
+local function type_of(key, entry)
+  if entry.type then return entry.type end
+  if BY_CHECKER[entry.check] then return BY_CHECKER[entry.check] end
+  local choices = options.choices[entry.check]
+  if choices then
+    local q = {}
+    for i, v in ipairs(choices) do q[i] = ("%q"):format(v) end
+    return table.concat(q, "|")
+  end
+  error(("option '%s': no type for its checker; give the schema entry a `type`"):format(key), 0)
+end
+
+local function default_of(v)
+  if v == nil then return nil end
+  if type(v) == "string" then return ("%q"):format(v) end
+  if type(v) == "table" then return next(v) == nil and "{}" or nil end
+  return tostring(v)
+end
+
+local CLASSES = {
+  { "virtual", "sandbox.VirtualOptions", "sandbox.virtual{}: an in-memory tree" },
+  { "container", "sandbox.ContainerOptions", "sandbox.container{}: a real directory, every operation beneath its fd" },
+  { "overlay", "sandbox.OverlayOptions", "sandbox.overlay{}: copy-on-write over base_dir" },
+  { "remote", "sandbox.RemoteOptions", "sandbox.remote{}: a sandbox on an engine that speaks E2B's API" },
+}
+
+-- name, parameters (LuaCATS), returns, one line
+local METHODS = {
+  { "read_file", "path: string", "string?, string?, string?", "The file's content, or nil, msg, code." },
+  { "write_file", "path: string, content: string, opts?: {overwrite?: boolean, parents?: boolean}", "true?, string?, string?", "Write atomically; never through a final link." },
+  { "readdir", "path: string", "{name: string, type: string, is_directory: boolean, size: integer}[]?, string?, string?", "Entries sorted by name." },
+  { "exists", "path: string", "boolean?, string?, string?", "Whether path exists (false for denied paths)." },
+  { "stat", "path: string, opts?: {follow?: boolean}", "{type: string, size: integer, mtime: number, mode: integer}?, string?, string?", "A path's type, size, mtime and mode." },
+  { "mkdir", "path: string, opts?: {parents?: boolean}", "true?, string?, string?", "Make a directory." },
+  { "remove", "path: string, opts?: {recursive?: boolean}", "true?, string?, string?", "Remove a file, link or directory." },
+  { "rename", "from: string, to: string, opts?: {overwrite?: boolean}", "true?, string?, string?", "Move or rename." },
+  { "symlink", "target: string, path: string", "true?, string?, string?", "Make a link; one that would lead out is EESCAPE." },
+  { "readlink", "path: string", "string?, string?, string?", "A link's text." },
+  { "realpath", "path: string", "string?, string?, string?", "The clean root-relative path path really names." },
+  { "glob", "pattern: string, opts?: {max_results?: integer, sort?: \"path\"|\"mtime\", hidden?: boolean, ignored?: boolean}", "string[]?, string?, string?", "Paths matching pattern, as ripgrep lists them." },
+  { "grep", "pattern: string, opts?: table", "table?, string?, string?", "Matches as ripgrep finds them (see the README's Search)." },
+  { "snapshot", "opts?: {max_bytes?: integer, directories?: boolean}", "table<string, string|true>?, string?, string?", "Every visible file's content." },
+  { "exec", "cmd: string, args?: string[], opts?: table", "table?, string?, string?", "Run a command: its result, or a background handle." },
+  { "exec_shell", "script: string, opts?: table", "table?, string?, string?", "Run /bin/sh -c script (allow_shell)." },
+  { "processes", "", "table[]", "Live background handles, oldest first." },
+  { "poll", "timeout?: number", "integer", "Pump I/O, timers and callbacks; the number of live processes." },
+  { "backend_fd", "", "integer?, string?, string?", "An fd that turns readable when commands have news." },
+  { "backend_timeout", "", "integer", "Milliseconds until a command's timer needs a poll (-1: none)." },
+  { "http_get", "url: string, opts?: {timeout?: number, max_bytes?: integer, max_redirects?: integer}", "table?, string?, string?", "GET through the allowlist." },
+  { "host_allowed", "host: string, port?: integer", "boolean, string?", "Whether the allowlist admits host." },
+  { "tools", "opts?: table", "table", "Tool tables for agents (see sandbox.tools)." },
+  { "dispose", "", "nil", "Close the sandbox (idempotent)." },
+  { "close", "", "nil", "The same as dispose." },
+}
+
+local out = {}
+local function w(s) out[#out + 1] = s end
+w("---@meta")
+w("-- Generated by scripts/gen-types.lua from the option schemas (make types); do not edit.")
+w("-- Point lua-language-server (workspace.library) or lazydev.nvim at this directory.")
+w("")
+for _, c in ipairs(CLASSES) do
+  local schema = assert(sandbox.schemas[c[1]], c[1])
+  local keys = {}
+  for k in pairs(schema) do keys[#keys + 1] = k end
+  table.sort(keys)
+  w("---" .. c[3])
+  w("---@class " .. c[2])
+  for _, k in ipairs(keys) do
+    local d = default_of(schema[k].default)
+    local required = k == "base_dir" and (c[1] == "container" or c[1] == "overlay")
+    w(("---@field %s%s %s%s"):format(k, required and "" or "?", type_of(k, schema[k]), d and (" default: " .. d) or ""))
+  end
+  w("")
+end
+
+-- the methods exist on the sandboxes that have them
+local dir = os.tmpname()
+os.remove(dir)
+assert(os.execute("mkdir -p " .. dir))
+local probes = { sandbox.virtual {}, assert(sandbox.container { base_dir = dir, exec = false }) }
+for _, m in ipairs(METHODS) do
+  local found = false
+  for _, sb in ipairs(probes) do found = found or type(sb[m[1]]) == "function" end
+  assert(found, "declared method " .. m[1] .. " is no method of a sandbox")
+end
+for _, sb in ipairs(probes) do sb:dispose() end
+os.execute("rmdir " .. dir)
+-- and every method the README's table names is declared
+local declared = {}
+for _, m in ipairs(METHODS) do declared[m[1]] = true end
+local f = io.open("README.md")
+if f then
+  local readme = f:read("*a")
+  f:close()
+  local section = readme:match("\n### Sandbox methods.-\n(.-)\n###? ") or ""
+  for name in section:gmatch("\n| `([%w_]+)%(") do
+    assert(declared[name], "the README's method " .. name .. " is not declared in scripts/gen-types.lua")
+  end
+end
+
+w("---A sandbox: the same methods on every backend (nil, msg, code on failure).")
+w("---@class sandbox.Sandbox")
+w("---@field kind \"virtual\"|\"container\"|\"overlay\"|\"remote\"")
+w("---@field confinement table? what is enforced for commands, one field per layer")
+w("local Sandbox = {}")
+w("")
+for _, m in ipairs(METHODS) do
+  w("---" .. m[4])
+  for p in (m[2] .. ","):gmatch("%s*([^,]-)%s*,") do
+    if p ~= "" then
+      local name, t = p:match("^([%w_?]+):%s*(.+)$")
+      if name then w(("---@param %s %s"):format(name, t)) end
+    end
+  end
+  w("---@return " .. m[3])
+  local args = {}
+  for p in (m[2] .. ","):gmatch("%s*([^,]-)%s*,") do
+    local name = p:match("^([%w_]+)%??:")
+    if name then args[#args + 1] = name end
+  end
+  w(("function Sandbox:%s(%s) end"):format(m[1], table.concat(args, ", ")))
+  w("")
+end
+
+w("---@class sandboxmod")
+w("---@field version string")
+w("---@field codes string[]")
+w("---@field tools table")
+w("---@field json table")
+w("local M = {}")
+w("")
+for _, c in ipairs(CLASSES) do
+  w(("---@param opts %s"):format(c[2]))
+  w("---@return sandbox.Sandbox?, string?, string?")
+  w(("function M.%s(opts) end"):format(c[1]))
+  w("")
+end
+w("---What this kernel can enforce.")
+w("---@return table")
+w("function M.capabilities() end")
+w("")
+w("---Bytes from 512, \"64KB\", \"1.5GiB\".")
+w("---@param v integer|string")
+w("---@return integer?, string?")
+w("function M.parse_size(v) end")
+w("")
+w("---One file's unified diff in git's format, and its counts.")
+w("---@param old string?")
+w("---@param new string?")
+w("---@param opts? {path?: string, context?: integer}")
+w("---@return string, {added: integer, removed: integer, hunks: integer, binary: boolean}")
+w("function M.diff(old, new, opts) end")
+w("")
+w("return M")
+
+local text = table.concat(out, "\n") .. "\n"
+local path = arg[1] or "types/sandbox.lua"
+local o = assert(io.open(path, "w"))
+o:write(text)
+o:close()
