@@ -3,7 +3,7 @@
 -- (sandbox.schemas): each option's type comes from its checker, or from the
 -- schema entry's own `type` where the checker is the option's own. The
 -- methods are declared below, once; this script checks each exists on a
--- real sandbox, and that every method the README's table names is declared.
+-- real sandbox, and that every method docs/API.md's table names is declared.
 --   lua5.4 scripts/gen-types.lua [out]     (make types; make docs-check diffs)
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
 package.cpath = (os.getenv("SANDBOX_BUILD") or "./build") .. "/?.so;" .. package.cpath
@@ -105,18 +105,19 @@ for _, m in ipairs(METHODS) do
 end
 for _, sb in ipairs(probes) do sb:dispose() end
 os.execute("rmdir " .. dir)
--- and every method the README's table names is declared
+-- and every method the reference's table names is declared
 local declared = {}
 for _, m in ipairs(METHODS) do declared[m[1]] = true end
-local f = io.open("README.md")
-if f then
-  local readme = f:read("*a")
-  f:close()
-  local section = readme:match("\n### Sandbox methods.-\n(.-)\n###? ") or ""
-  for name in section:gmatch("\n| `([%w_]+)%(") do
-    assert(declared[name], "the README's method " .. name .. " is not declared in scripts/gen-types.lua")
-  end
+local f = assert(io.open("docs/API.md"))
+local api = f:read("*a")
+f:close()
+local section = assert(api:match("\n## Sandbox methods.-\n(.-)\n## "), "docs/API.md has no methods table")
+local listed = 0
+for name in section:gmatch("\n| `([%w_]+)%(") do
+  listed = listed + 1
+  assert(declared[name], "docs/API.md's method " .. name .. " is not declared in scripts/gen-types.lua")
 end
+assert(listed > 20, "methods listed in docs/API.md: " .. listed)
 
 w("---A sandbox: the same methods on every backend (nil, msg, code on failure).")
 w("---@class sandbox.Sandbox")

@@ -1,10 +1,12 @@
--- Every Lua block of the README runs as written from a checkout, the way the
--- README says (LUA_PATH and LUA_CPATH naming the checkout); a block that
--- cannot run as written carries, just above it, a comment saying why.
+-- Every Lua block of the README and of docs/*.md runs as written from a
+-- checkout, the way the README says (LUA_PATH and LUA_CPATH naming the
+-- checkout); a block that cannot run as written carries, just above it, a
+-- comment saying why.
 local sh = require "support.sh"
 local backends = require "support.backends"
 
-local README = assert(sh.read_file("README.md"))
+local DOCS = { "README.md" }
+for _, f in ipairs(sh.lines("ls docs/*.md")) do DOCS[#DOCS + 1] = f end
 
 -- {lang, code, line, skip = the reason in a "not run" comment above it}
 local function blocks(text)
@@ -45,22 +47,23 @@ local function write(dir, name, text)
   return path
 end
 
-describe("the README's code blocks", function()
-  local all = blocks(README)
+for _, doc in ipairs(DOCS) do
+describe(doc .. "'s code blocks", function()
+  local all = blocks(assert(sh.read_file(doc)))
   local lua_blocks = 0
 
   it("are fenced with a language, or are output (no language), and every Lua block is whole", function()
     for _, b in ipairs(all) do
       assert.is_true(b.lang == "" or ({ lua = 1, sh = 1, json = 1, toml = 1, c = 1 })[b.lang] ~= nil,
-        "README.md:" .. b.line .. ": fence language " .. b.lang)
+        doc .. ":" .. b.line .. ": fence language " .. b.lang)
       if b.lang == "lua" then lua_blocks = lua_blocks + 1 end
     end
-    assert.is_true(lua_blocks >= 6, "Lua blocks found: " .. lua_blocks)
+    if doc == "README.md" or doc == "docs/API.md" then assert.is_true(lua_blocks >= 2, "Lua blocks found: " .. lua_blocks) end
   end)
 
   for _, b in ipairs(all) do
     if b.lang == "lua" or b.lang == "sh" then
-      local where = ("README.md:%d (%s)"):format(b.line, b.lang)
+      local where = ("%s:%d (%s)"):format(doc, b.line, b.lang)
       if b.skip then
         it(where .. " says why it is not run as written: " .. b.skip, function()
           assert.is_true(#b.skip > 10)
@@ -94,3 +97,4 @@ sandbox.remote = function(o) o.api_url, o.envd_url = %q, %q return remote(o) end
     end
   end
 end)
+end
