@@ -43,15 +43,12 @@ typedef struct lproc {
   uv_poll_t exit_poll;
   uv_timer_t t_timeout, t_kill, t_drain, t_reap;
   int open_handles;
-  bool in_open, eof[2];
-  /* Unread output for h:read (streams without a callback). A full queue
-   * stops reading its pipe (the command blocks in write, as on any pipe)
-   * until the reader drains it; only while someone waits for the result, or
-   * the command is ending, does output that does not fit go to the result
-   * alone, counted in base.qdropped. */
+  bool in_open;
+  /* A full h:read queue (base.queue) stops reading its pipe (the command
+   * blocks in write, as on any pipe) until the reader drains it; only while
+   * someone waits for the result, or the command is ending, does output
+   * that does not fit go to the result alone, counted in base.qdropped. */
   bool paused[2];
-  int waiters; /* wait calls in progress */
-  sb_outq queue[2];
   sb_cmdtree tree; /* the cgroup leaves holding everything it starts */
 } lproc;
 
@@ -107,23 +104,13 @@ static void proc_free(lproc *p) {
   sb_mem m = p->mem;
   for (int k = 0; k < 2; k++) {
     sb_outbuf_free(&m, &p->base.cap[k]);
-    sb_outq_free(&m, &p->queue[k]);
+    sb_outq_free(&m, &p->base.queue[k]);
   }
   if (p->pidfd >= 0) close(p->pidfd);
   sb_free(&m, p, sizeof *p);
 }
 
-static void maybe_free(lproc *p) {
-  if (!p->base.released || !p->base.finished || p->open_handles > 0) return;
-  local *lr = p->lr;
-  if (!lr) return; /* detached: freed by release */
-  for (sb_proc **pp = &lr->base.procs; *pp; pp = &(*pp)->next)
-    if (*pp == &p->base) {
-      *pp = p->base.next;
-      break;
-    }
-  proc_free(p);
-}
+static void maybe_free(lproc *p) { sb_proc_maybe_free(&p->base); }
 
 static void on_closed(uv_handle_t *h) {
   lproc *p = h->data;
@@ -165,16 +152,12 @@ static size_t queue_cap(const lproc *p) {
   return cap < sizeof p->lr->readbuf ? sizeof p->lr->readbuf : cap;
 }
 
-/* Backpressure holds while the command runs and nobody waits for it; a
- * waiter, a kill or the leader's exit lifts it. */
-static bool hold_back(const lproc *p) {
-  return !p->base.exited && !p->base.kill_sig && !p->waiters && !p->base.released;
-}
+static bool hold_back(const lproc *p) { return sb_proc_hold_back(&p->base); }
 
 static void resume(lproc *p, int k) {
   if (!p->paused[k]) return;
   p->paused[k] = false;
-  if (!p->eof[k] && !uv_is_closing((uv_handle_t *)&p->out[k]))
+  if (!p->base.eof[k] && !uv_is_closing((uv_handle_t *)&p->out[k]))
     uv_read_start((uv_stream_t *)&p->out[k], on_alloc, on_read);
 }
 
@@ -186,7 +169,7 @@ static void lift(lproc *p) {
 /* Keep a chunk for h:read; with backpressure on, a full queue stops the
  * pipe (one read may overshoot the cap by its size). */
 static void queue_add(lproc *p, int k, const char *d, size_t n) {
-  sb_outq *q = &p->queue[k];
+  sb_outq *q = &p->base.queue[k];
   size_t pending = sb_outq_pending(q), cap = queue_cap(p);
   bool hold = hold_back(p);
   if (!hold && pending >= cap) {
@@ -236,14 +219,14 @@ static void finish(lproc *p) {
 }
 
 static void maybe_finish(lproc *p) {
-  if (p->base.exited && p->eof[0] && p->eof[1]) finish(p);
+  if (p->base.exited && p->base.eof[0] && p->base.eof[1]) finish(p);
 }
 
 static void on_drain_deadline(uv_timer_t *t) {
   lproc *p = t->data;
   for (int k = 0; k < 2; k++)
-    if (!p->eof[k]) {
-      p->eof[k] = true;
+    if (!p->base.eof[k]) {
+      p->base.eof[k] = true;
       p->base.output_incomplete = true; /* a descendant still held the pipe */
       close_handle(p, &p->out[k]);
     }
@@ -260,7 +243,7 @@ static void leader_exited(lproc *p) {
   if (p->pidfd >= 0) uv_poll_stop(&p->exit_poll);
   else uv_timer_stop(&p->t_reap);
   uv_timer_stop(&p->t_timeout);
-  if (!p->eof[0] || !p->eof[1])
+  if (!p->base.eof[0] || !p->base.eof[1])
     uv_timer_start(&p->t_drain, on_drain_deadline, ms(p->lr->cfg.drain), 0);
   maybe_finish(p);
 }
@@ -289,7 +272,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     sb_runner_hooks *h = &p->lr->base.hooks;
     if (h->on_data) h->on_data(&p->base, k, buf->base, (size_t)n);
   } else if (n < 0) { /* EOF, or the pipe broke */
-    p->eof[k] = true;
+    p->base.eof[k] = true;
     close_handle(p, s);
     maybe_finish(p);
   }
@@ -377,38 +360,19 @@ static void lp_close_stdin(sb_proc *b) {
   close_handle(p, &p->in);
 }
 
-static bool lp_pop(sb_proc *b, int k, const char **data, size_t *len) {
-  lproc *p = LP(b);
-  if (!sb_outq_pop(&p->queue[k], data, len)) return false;
-  if (p->lr && !b->finished) resume(p, k);
-  return true;
+/* The handle core's hooks (exec/runner.c). */
+static void lp_popped(sb_proc *b, int k, size_t len) {
+  (void)len;
+  if (!b->finished) resume(LP(b), k);
 }
 
-static bool lp_stream_done(sb_proc *b, int k) {
-  lproc *p = LP(b);
-  return p->eof[k] && sb_outq_pending(&p->queue[k]) == 0;
+static void lp_hold_changed(sb_proc *b) {
+  if (!hold_back(LP(b))) lift(LP(b));
 }
 
-static void lp_wait_begin(sb_proc *b) {
-  lproc *p = LP(b);
-  p->waiters++;
-  if (p->lr && !b->finished) lift(p);
-}
-
-static void lp_wait_end(sb_proc *b) {
-  lproc *p = LP(b);
-  if (p->waiters > 0) p->waiters--;
-}
-
-static void lp_release(sb_proc *b) {
-  lproc *p = LP(b);
-  b->released = true;
-  if (!p->lr) proc_free(p); /* detached: its handles are gone already */
-  else {
-    if (!b->finished) lift(p); /* nobody can read it any more */
-    maybe_free(p);
-  }
-}
+static bool lp_busy(sb_proc *b) { return LP(b)->open_handles > 0; }
+static void lp_detach(sb_proc *b) { LP(b)->lr = NULL; }
+static void lp_free(sb_proc *b) { proc_free(LP(b)); }
 
 /* ---- spawning --------------------------------------------------------- */
 
@@ -555,7 +519,7 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     uv_pipe_open(&p->out[0], fds[2]);
     uv_pipe_open(&p->out[1], fds[4]);
   }
-  p->eof[0] = p->eof[1] = inherit; /* nothing to drain */
+  p->base.eof[0] = p->base.eof[1] = inherit; /* nothing to drain */
   for (int i = 0; i < nh; i++) ((uv_handle_t *)handles[i])->data = p;
   p->open_handles = nh;
   if (want_in) {
@@ -657,16 +621,7 @@ static void lr_close(sb_runner *r) {
     munmap(lr->stack, 2 * SB_SPAWN_STACK);
     close(lr->devnull);
   }
-  /* what the binding still holds stays readable; freed on release */
-  sb_proc *p = r->procs;
-  while (p) {
-    sb_proc *next = p->next;
-    LP(p)->lr = NULL;
-    p->runner = NULL;
-    p->next = NULL;
-    if (p->released) proc_free(LP(p));
-    p = next;
-  }
+  sb_runner_detach_all(r); /* what the binding still holds stays readable */
   sb_mem m = lr->mem;
   sb_free(&m, lr, sizeof *lr);
 }
@@ -680,11 +635,11 @@ static const sb_runner_ops local_ops = {
     .kill = lp_kill,
     .write = lp_write,
     .close_stdin = lp_close_stdin,
-    .pop = lp_pop,
-    .stream_done = lp_stream_done,
-    .wait_begin = lp_wait_begin,
-    .wait_end = lp_wait_end,
-    .release = lp_release,
+    .popped = lp_popped,
+    .hold_changed = lp_hold_changed,
+    .busy = lp_busy,
+    .detach = lp_detach,
+    .free = lp_free,
 };
 
 sb_runner *sb_local_runner(const sb_mem *m, const sb_local_config *cfg, sb_err *e) {

@@ -64,6 +64,10 @@ struct sb_proc {
   double t0, t_end;  /* monotonic seconds */
   sb_outbuf cap[2];  /* what the result keeps: head and tail */
   uint64_t qdropped[2]; /* bytes that went past the h:read queue (see proc docs) */
+  /* the handle core's (exec/runner.c), the same for every runner */
+  sb_outq queue[2];  /* unread output of a queued stream, for h:read */
+  bool eof[2];       /* the stream ended (what is queued is all there is) */
+  int waiters;       /* wait calls in progress */
   void *ud;          /* the binding's */
 };
 
@@ -82,14 +86,12 @@ typedef struct sb_runner_ops {
   void (*kill)(sb_proc *p, int sig); /* SIGKILL: at once; others: KILL after grace */
   int (*write)(sb_proc *p, const char *data, size_t len); /* 0 or -errno */
   void (*close_stdin)(sb_proc *p);
-  /* Next queued chunk of a stream (false: none); valid until the loop runs. */
-  bool (*pop)(sb_proc *p, int stream, const char **data, size_t *len);
-  bool (*stream_done)(sb_proc *p, int stream); /* EOF and nothing queued */
-  /* Someone waits for p's result: a full queue no longer holds it back. */
-  void (*wait_begin)(sb_proc *p);
-  void (*wait_end)(sb_proc *p);
-  /* The binding is done with p: freed once it has finished. */
-  void (*release)(sb_proc *p);
+  /* The handle core (exec/runner.c) calls these; p->runner is set. */
+  void (*popped)(sb_proc *p, int stream, size_t len); /* len bytes left the queue: room to read on */
+  void (*hold_changed)(sb_proc *p); /* waiters or released changed: apply sb_proc_hold_back again */
+  bool (*busy)(sb_proc *p);         /* still holds live resources (handles, a thread): not freed yet */
+  void (*detach)(sb_proc *p);       /* the runner is closing: forget it */
+  void (*free)(sb_proc *p);         /* free p and what it owns (its queues included) */
 } sb_runner_ops;
 
 struct sb_runner {
@@ -103,5 +105,28 @@ struct sb_runner {
 
 /* Processes not finished yet (background ones only, when asked). */
 int sb_runner_live(const sb_runner *r, bool background_only);
+
+/* ---- the handle core: one set of rules for every runner ---------------------- */
+
+/* Next queued chunk of a stream (false: none); valid until the loop runs. */
+bool sb_proc_pop(sb_proc *p, int stream, const char **data, size_t *len);
+/* EOF and nothing queued. */
+bool sb_proc_stream_done(const sb_proc *p, int stream);
+/* Someone waits for p's result: a full queue no longer holds it back. */
+void sb_proc_wait_begin(sb_proc *p);
+void sb_proc_wait_end(sb_proc *p);
+/* The binding is done with p: freed once it has finished (at once when its
+ * runner is gone). */
+void sb_proc_release(sb_proc *p);
+/* h:read's backpressure holds while the command runs and nobody waits for
+ * it or can read it any more; a waiter, a kill or the leader's exit lifts
+ * it (then what does not fit goes to the result alone, in qdropped). */
+bool sb_proc_hold_back(const sb_proc *p);
+/* Free p when it is released, finished and no longer busy (unlinked from
+ * its runner first). */
+void sb_proc_maybe_free(sb_proc *p);
+/* The runner is closing: what the binding still holds stays readable and is
+ * freed on release; released ones are freed now. */
+void sb_runner_detach_all(sb_runner *r);
 
 #endif

@@ -86,16 +86,15 @@ static int h_read(lua_State *L) {
     luaL_error(L, "h:read: this process's %s goes to its %s callback", k == SB_OUT ? "stdout" : "stderr",
                k == SB_OUT ? "on_stdout" : "on_stderr");
   sb_lua_runner *lr = p->runner ? handle_runner(L, 1) : NULL;
-  const sb_runner_ops *ops = p->ops;
   double deadline = sb_now() + timeout;
   for (bool first = true;; first = false) {
     const char *d;
     size_t n;
-    if (ops->pop(p, k, &d, &n)) { /* queued output stays readable after dispose */
+    if (sb_proc_pop(p, k, &d, &n)) { /* queued output stays readable after dispose */
       lua_pushlstring(L, d, n);
       return 1;
     }
-    if (!p->runner || !lr || ops->stream_done(p, k)) { /* nothing more will come */
+    if (!p->runner || !lr || sb_proc_stream_done(p, k)) { /* nothing more will come */
       lua_pushnil(L);
       return 1;
     }
@@ -156,7 +155,7 @@ static int h_kill(lua_State *L) {
 static int h_gc(lua_State *L) {
   handle *h = lua_touserdata(L, 1);
   if (h->p) {
-    OPS(h->p)->release(h->p); /* a detached one (the runner closed) is freed now */
+    sb_proc_release(h->p); /* a detached one (the runner closed) is freed now */
     h->p = NULL;
   }
   return 0;

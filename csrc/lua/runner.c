@@ -253,14 +253,13 @@ static int wait_pump_k(lua_State *L) {
 }
 
 void sb_lua_wait_pump(lua_State *L, sb_lua_runner *lr, sb_proc *p, double timeout) {
-  const sb_runner_ops *ops = p->ops;
-  ops->wait_begin(p);
+  sb_proc_wait_begin(p);
   lua_pushcfunction(L, wait_pump_k);
   lua_pushlightuserdata(L, lr);
   lua_pushlightuserdata(L, p);
   lua_pushnumber(L, timeout);
   int rc = lua_pcall(L, 3, 0, 0);
-  ops->wait_end(p);
+  sb_proc_wait_end(p);
   if (rc != LUA_OK) lua_error(L);
 }
 

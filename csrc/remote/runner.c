@@ -18,7 +18,7 @@ static void proc_free(rproc *p) {
   sb_mem m = p->mem;
   for (int k = 0; k < 2; k++) {
     sb_outbuf_free(&m, &p->base.cap[k]);
-    sb_outq_free(&m, &p->queue[k]);
+    sb_outq_free(&m, &p->base.queue[k]);
   }
   free(p->specmem);
   free(p->done_ev);
@@ -33,24 +33,11 @@ static void join(rproc *p) {
   p->thread_live = false;
 }
 
-static void maybe_free(rproc *p) {
-  if (!p->base.released || !p->base.finished || p->thread_live) return;
-  rrunner *rr = p->rr;
-  if (!rr) return; /* detached: freed by release */
-  for (sb_proc **pp = &rr->base.procs; *pp; pp = &(*pp)->next)
-    if (*pp == &p->base) {
-      *pp = p->base.next;
-      break;
-    }
-  proc_free(p);
-}
+static void maybe_free(rproc *p) { sb_proc_maybe_free(&p->base); }
 
-/* The local runner's rule: output is held back for h:read while the
- * command runs, nobody waits for its result and the handle is kept; then
- * what does not fit goes to the result alone, counted in qdropped. */
+/* The handle core's rule (sb_proc_hold_back), told to the stream thread. */
 static void set_hold(rproc *p) {
-  const sb_proc *b = &p->base;
-  bool hold = !b->exited && !b->kill_sig && !p->waiters && !b->released && !atomic_load(&p->stop);
+  bool hold = sb_proc_hold_back(&p->base) && !atomic_load(&p->stop);
   pthread_mutex_lock(&p->rr->mu);
   p->hold = hold;
   if (!hold) pthread_cond_broadcast(&p->room);
@@ -100,10 +87,10 @@ static int signal_of(const char *status) {
 }
 
 static void queue_add(rproc *p, int k, const char *d, size_t n) {
-  bool keep = p->hold || sb_outq_pending(&p->queue[k]) < sb_rr_queue_cap(p->rr);
+  bool keep = p->hold || sb_outq_pending(&p->base.queue[k]) < sb_rr_queue_cap(p->rr);
   if (!keep) {
     p->base.qdropped[k] += n; /* nobody reads while it ends: the result keeps head and tail */
-  } else if (sb_outq_push(&p->mem, &p->queue[k], d, n) != 0) {
+  } else if (sb_outq_push(&p->mem, &p->base.queue[k], d, n) != 0) {
     p->base.qdropped[k] += n; /* out of memory: counted, never silent */
     p->base.output_incomplete = true;
     keep = false;
@@ -130,7 +117,7 @@ static void finish(rproc *p) {
   if (b->finished) return;
   b->finished = true;
   b->t_end = sb_now();
-  p->eof[0] = p->eof[1] = true;
+  p->base.eof[0] = p->base.eof[1] = true;
   p->in_open = false;
   join(p);
   rrunner *rr = p->rr;
@@ -440,40 +427,12 @@ static void rp_close_stdin(sb_proc *b) {
   sb_envd_close_stdin(&p->mem, p->rr->cfg.envd, p->rpid, &e);
 }
 
-static bool rp_pop(sb_proc *b, int k, const char **data, size_t *len) {
-  rproc *p = RP(b);
-  if (!sb_outq_pop(&p->queue[k], data, len)) return false;
-  if (p->rr) give_back(p, k, *len); /* room for the thread to go on */
-  return true;
-}
-
-static bool rp_stream_done(sb_proc *b, int k) {
-  rproc *p = RP(b);
-  return p->eof[k] && sb_outq_pending(&p->queue[k]) == 0;
-}
-
-static void rp_wait_begin(sb_proc *b) {
-  rproc *p = RP(b);
-  p->waiters++;
-  if (p->rr && !b->finished) set_hold(p);
-}
-
-static void rp_wait_end(sb_proc *b) {
-  rproc *p = RP(b);
-  if (p->waiters > 0) p->waiters--;
-  if (p->rr && !b->finished) set_hold(p);
-}
-
-static void rp_release(sb_proc *b) {
-  rproc *p = RP(b);
-  b->released = true;
-  if (!p->rr) {
-    proc_free(p); /* detached: its thread is joined already */
-    return;
-  }
-  set_hold(p); /* nobody can read it any more */
-  maybe_free(p);
-}
+/* The handle core's hooks (exec/runner.c). */
+static void rp_popped(sb_proc *b, int k, size_t len) { give_back(RP(b), k, len); /* room for the thread */ }
+static void rp_hold_changed(sb_proc *b) { set_hold(RP(b)); }
+static bool rp_busy(sb_proc *b) { return RP(b)->thread_live; }
+static void rp_detach(sb_proc *b) { RP(b)->rr = NULL; }
+static void rp_free(sb_proc *b) { proc_free(RP(b)); }
 
 static void rr_close(sb_runner *r) {
   rrunner *rr = RR(r);
@@ -494,16 +453,7 @@ static void rr_close(sb_runner *r) {
     if (!b->finished) finish(p);
   }
   drain(rr);
-  /* what the binding still holds stays readable; freed on release */
-  sb_proc *b = r->procs;
-  while (b) {
-    sb_proc *next = b->next;
-    RP(b)->rr = NULL;
-    b->runner = NULL;
-    b->next = NULL;
-    if (b->released) proc_free(RP(b));
-    b = next;
-  }
+  sb_runner_detach_all(r); /* what the binding still holds stays readable */
   close(rr->efd);
   pthread_mutex_destroy(&rr->mu);
   pthread_cond_destroy(&rr->started);
@@ -520,11 +470,11 @@ static const sb_runner_ops remote_ops = {
     .kill = rp_kill,
     .write = rp_write,
     .close_stdin = rp_close_stdin,
-    .pop = rp_pop,
-    .stream_done = rp_stream_done,
-    .wait_begin = rp_wait_begin,
-    .wait_end = rp_wait_end,
-    .release = rp_release,
+    .popped = rp_popped,
+    .hold_changed = rp_hold_changed,
+    .busy = rp_busy,
+    .detach = rp_detach,
+    .free = rp_free,
 };
 
 sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg, sb_err *e) {

@@ -73,7 +73,6 @@ typedef struct rproc {
   size_t held[2];
   bool hold;
   pthread_cond_t room;
-  int waiters; /* wait calls in progress (the loop's) */
   /* the loop's view */
   bool started, ended, done, in_open;
   uint32_t rpid;
@@ -81,8 +80,6 @@ typedef struct rproc {
   size_t stdin_len;
   bool close_after_input;
   double deadline, kill_at; /* monotonic; 0 = none */
-  bool eof[2];
-  sb_outq queue[2];
 } rproc;
 
 #define RR(r) ((rrunner *)(r))
