@@ -7,6 +7,7 @@
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
 #   make types      types/sandbox.lua (LuaCATS) from the option schemas; make docs-check: it has not drifted
+#   make format     clang-format the C core (.clang-format); make format-check: it is formatted
 #   make lint       luacheck over the Lua layer and the command line (.luacheckrc)
 #   make test-fresh the README's test command in a fresh clone of HEAD (a missing install step shows)
 #   make static     build/libsandbox.a for hosts linking statically (also built by make)
@@ -49,7 +50,7 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: format format-check types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
 
@@ -259,3 +260,10 @@ docs-check: $(MODULE)
 	@tmp=$$(mktemp) && $(LUA) scripts/gen-types.lua $$tmp && \
 	  if diff -u types/sandbox.lua $$tmp; then rm -f $$tmp; else rm -f $$tmp; \
 	  echo "types/sandbox.lua drifted from the option schemas: run make types"; exit 1; fi
+
+C_CORE := $(wildcard csrc/*.h csrc/*/*.c csrc/*/*.h)
+format:
+	clang-format -i $(C_CORE)
+
+format-check:
+	clang-format --dry-run --Werror $(C_CORE)

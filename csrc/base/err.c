@@ -27,13 +27,9 @@ static const struct {
     [SB_EIO] = {"EIO", "input/output error"},
 };
 
-const char *sb_code_name(sb_code c) {
-  return (unsigned)c < SB_NCODES ? codes[c].name : "EIO";
-}
+const char *sb_code_name(sb_code c) { return (unsigned)c < SB_NCODES ? codes[c].name : "EIO"; }
 
-const char *sb_code_text(sb_code c) {
-  return (unsigned)c < SB_NCODES ? codes[c].text : codes[SB_EIO].text;
-}
+const char *sb_code_text(sb_code c) { return (unsigned)c < SB_NCODES ? codes[c].text : codes[SB_EIO].text; }
 
 sb_code sb_code_from_errno(int e) {
   switch (e) {
@@ -47,12 +43,19 @@ sb_code sb_code_from_errno(int e) {
   case ENAMETOOLONG: return SB_ENAMETOOLONG;
   case ELOOP: return SB_ELOOP;
   case EXDEV: return SB_EESCAPE;
-  case EACCES: case EPERM: case EROFS: return SB_EACCES;
+  case EACCES:
+  case EPERM:
+  case EROFS: return SB_EACCES;
   case EFBIG: return SB_EFBIG;
-  case ENOSPC: case EDQUOT: case ENOMEM: return SB_ENOSPC;
-  case ENOTSUP: case ENXIO: case ENODEV: return SB_ENOTSUP;
+  case ENOSPC:
+  case EDQUOT:
+  case ENOMEM: return SB_ENOSPC;
+  case ENOTSUP:
+  case ENXIO:
+  case ENODEV: return SB_ENOTSUP;
   case EBUSY: return SB_EBUSY;
-  case EAGAIN: case EINTR: return SB_EAGAIN;
+  case EAGAIN:
+  case EINTR: return SB_EAGAIN;
   default: return SB_EIO;
   }
 }

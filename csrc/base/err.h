@@ -30,7 +30,7 @@ typedef enum sb_code {
 typedef struct sb_err {
   sb_code code;
   const char *msg; /* detail; NULL = the code's default text */
-  char dyn[512];   /* storage when the detail is formatted (room for a why-and-what-to-do) */
+  char dyn[512]; /* storage when the detail is formatted (room for a why-and-what-to-do) */
 } sb_err;
 
 const char *sb_code_name(sb_code c);
@@ -39,8 +39,7 @@ sb_code sb_code_from_errno(int e);
 
 /* Record a failure; both return c so callers can `return sb_fail(...)`. */
 sb_code sb_fail(sb_err *e, sb_code c, const char *msg);
-sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 sb_code sb_fail_errno(sb_err *e, int errnum);
 /* The one out-of-memory failure (ENOSPC: the sandbox's budget or the host's
  * allocator said no). */

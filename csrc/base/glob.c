@@ -99,8 +99,7 @@ static bool seg_match(const char *p, size_t plen, const char *s, size_t slen) {
 }
 
 /* The component starting at or after *off; false at the end. */
-static bool next_seg(const char *s, size_t n, size_t *off, size_t *start,
-                     size_t *end) {
+static bool next_seg(const char *s, size_t n, size_t *off, size_t *start, size_t *end) {
   size_t i = *off;
   for (;;) {
     while (i < n && s[i] == '/') i++;
@@ -118,14 +117,11 @@ static bool next_seg(const char *s, size_t n, size_t *off, size_t *start,
   }
 }
 
-static bool is_globstar(const char *p, size_t b, size_t e) {
-  return e - b == 2 && p[b] == '*' && p[b + 1] == '*';
-}
+static bool is_globstar(const char *p, size_t b, size_t e) { return e - b == 2 && p[b] == '*' && p[b + 1] == '*'; }
 
 /* Component-level wildcard match with `**` as the star; `prefix` accepts an
  * exhausted path as success (some extension of it may match). */
-static bool match_path(const char *pat, size_t plen, const char *path,
-                       size_t len, bool prefix) {
+static bool match_path(const char *pat, size_t plen, const char *path, size_t len, bool prefix) {
   size_t pp = 0, sp = 0, star_pp = SIZE_MAX, star_sp = 0;
   size_t pb, pe, sb, se;
   for (;;) {
@@ -162,8 +158,8 @@ static bool match_path(const char *pat, size_t plen, const char *path,
 /* ---- braces: {a,b} -------------------------------------------------------- */
 
 #define BRACE_PAT_MAX 4096 /* longer patterns keep '{' literal */
-#define BRACE_DEPTH_MAX 8  /* brace groups expanded per pattern */
-#define BRACE_BUDGET 4096  /* expanded patterns tried per match */
+#define BRACE_DEPTH_MAX 8 /* brace groups expanded per pattern */
+#define BRACE_BUDGET 4096 /* expanded patterns tried per match */
 
 /* The first group "{...,...}" at the top level: '{' at *open, its '}' at
  * *close. false when there is none (a group without ',' is literal). */
@@ -196,8 +192,8 @@ static bool find_brace(const char *p, size_t n, size_t *open, size_t *close) {
   return false;
 }
 
-static bool match_braces(const char *pat, size_t plen, const char *path, size_t len, bool prefix,
-                         int depth, int *budget) {
+static bool match_braces(const char *pat, size_t plen, const char *path, size_t len, bool prefix, int depth,
+                         int *budget) {
   size_t open, close;
   if (depth >= BRACE_DEPTH_MAX || plen > BRACE_PAT_MAX || !find_brace(pat, plen, &open, &close)) {
     if (--*budget < 0) return false;
@@ -232,8 +228,7 @@ bool sb_glob_match(const char *pat, size_t plen, const char *path, size_t len) {
   return match_braces(pat, plen, path, len, false, 0, &budget);
 }
 
-bool sb_glob_could_match_below(const char *pat, size_t plen, const char *dir,
-                               size_t dlen) {
+bool sb_glob_could_match_below(const char *pat, size_t plen, const char *dir, size_t dlen) {
   if (!memchr(pat, '{', plen)) return match_path(pat, plen, dir, dlen, true);
   int budget = BRACE_BUDGET;
   return match_braces(pat, plen, dir, dlen, true, 0, &budget);

@@ -16,8 +16,7 @@ bool sb_glob_match(const char *pat, size_t plen, const char *path, size_t len);
 
 /* Could `dir` itself or some path below it match? Used to prune walks and to
  * keep directories that lead to allowed files navigable. */
-bool sb_glob_could_match_below(const char *pat, size_t plen, const char *dir,
-                               size_t dlen);
+bool sb_glob_could_match_below(const char *pat, size_t plen, const char *dir, size_t dlen);
 
 /* Bytes of the leading components that hold no wildcard: where a walk for
  * this pattern can start. Never ends with '/'. */

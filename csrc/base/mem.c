@@ -21,9 +21,7 @@ void sb_mem_init_plain(sb_mem *m) {
   m->ud = NULL;
 }
 
-void *sb_malloc(const sb_mem *m, size_t n) {
-  return n ? m->f(m->ud, NULL, 0, n) : NULL;
-}
+void *sb_malloc(const sb_mem *m, size_t n) { return n ? m->f(m->ud, NULL, 0, n) : NULL; }
 
 void *sb_realloc(const sb_mem *m, void *p, size_t oldn, size_t n) {
   if (n == 0) {

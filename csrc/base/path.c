@@ -27,8 +27,7 @@ static void finish(sb_path *out) {
   out->off[out->ncomp] = (uint16_t)(out->len + 1);
 }
 
-sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd,
-                      size_t cwdlen, sb_err *e) {
+sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd, size_t cwdlen, sb_err *e) {
   out->len = 0;
   out->ncomp = 0;
   out->must_dir = false;
@@ -36,8 +35,7 @@ sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd,
   out->dotdot = false;
   if (n == 0) return sb_fail(e, SB_EINVAL, "empty path");
   if (memchr(s, '\0', n)) return sb_fail(e, SB_EINVAL, "path contains a NUL byte");
-  if (n > SB_PATH_MAX)
-    return sb_failf(e, SB_EINVAL, "path longer than %d bytes", SB_PATH_MAX);
+  if (n > SB_PATH_MAX) return sb_failf(e, SB_EINVAL, "path longer than %d bytes", SB_PATH_MAX);
 
   size_t i = 0, clen;
   const char *c;
@@ -63,12 +61,10 @@ sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd,
     last = c;
     lastlen = clen;
     if (clen > SB_NAME_MAX)
-      return sb_failf(e, SB_ENAMETOOLONG, "a path component is longer than %d bytes",
-                      SB_NAME_MAX);
+      return sb_failf(e, SB_ENAMETOOLONG, "a path component is longer than %d bytes", SB_NAME_MAX);
     if (is_dot(c, clen)) continue;
     if (sb_path_is_dotdot(c, clen)) {
-      if (--depth < 0)
-        return sb_fail(e, SB_EESCAPE, "'..' climbs above the sandbox root");
+      if (--depth < 0) return sb_fail(e, SB_EESCAPE, "'..' climbs above the sandbox root");
       out->dotdot = true;
     } else {
       depth++;

@@ -21,25 +21,23 @@
  * with a spliced link target fits in. */
 #define SB_HOPS_MAX 40
 #define SB_WORK_MAX (2 * SB_PATH_MAX + 2)
-#define SB_NAME_MAX 255  /* longest component */
+#define SB_NAME_MAX 255 /* longest component */
 #define SB_MAXCOMP ((SB_PATH_MAX + 1) / 2)
 
 typedef struct sb_path {
-  size_t len;     /* strlen(buf); 0 = the root */
+  size_t len; /* strlen(buf); 0 = the root */
   unsigned ncomp; /* components in buf */
-  bool must_dir;  /* written with a trailing "/" or "/.": must be a directory */
+  bool must_dir; /* written with a trailing "/" or "/.": must be a directory */
   bool dot_final; /* written ending in "." ("x/."): names x only as a directory to look in */
-  bool dotdot;    /* holds a ".." component */
+  bool dotdot; /* holds a ".." component */
   uint16_t off[SB_MAXCOMP + 1]; /* start of each component; off[ncomp] = len+1 */
-  char buf[SB_PATH_MAX + 2];    /* components joined by '/', NUL-terminated */
+  char buf[SB_PATH_MAX + 2]; /* components joined by '/', NUL-terminated */
 } sb_path;
 
 /* cwd is "/" or an absolute path without trailing slash. */
-sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd,
-                      size_t cwdlen, sb_err *e);
+sb_code sb_path_parse(sb_path *out, const char *s, size_t n, const char *cwd, size_t cwdlen, sb_err *e);
 
-static inline const char *sb_path_comp(const sb_path *p, unsigned i,
-                                       size_t *len) {
+static inline const char *sb_path_comp(const sb_path *p, unsigned i, size_t *len) {
   *len = (size_t)(p->off[i + 1] - p->off[i] - 1);
   return p->buf + p->off[i];
 }
@@ -63,9 +61,7 @@ static inline size_t sb_path_next(const char *buf, size_t *pos, size_t end, size
   return b;
 }
 
-static inline bool sb_path_is_dotdot(const char *c, size_t n) {
-  return n == 2 && c[0] == '.' && c[1] == '.';
-}
+static inline bool sb_path_is_dotdot(const char *c, size_t n) { return n == 2 && c[0] == '.' && c[1] == '.'; }
 
 /* True when the path names no entry of its own: the root, or ends in "..".
  * Final-component operations (create, mkdir, remove, rename) refuse these. */

@@ -127,8 +127,7 @@ bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t l
   return false;
 }
 
-sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean,
-                        size_t len, int kind, sb_err *e) {
+sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean, size_t len, int kind, sb_err *e) {
   bool mutating = acc == SB_ACC_WRITE || acc == SB_ACC_MODIFY;
   if (mutating && p->read_only) return sb_fail(e, SB_EACCES, "the sandbox is read-only");
   long r = rule_covers(&p->deny, clean, len);
@@ -136,8 +135,7 @@ sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean,
     return sb_failf(e, SB_EACCES, "denied by the sandbox rule '%.*s'",
                     (int)(p->deny.len[r] > 100 ? 100 : p->deny.len[r]), p->deny.v[r]);
   if (p->has_allow && rule_covers(&p->allow, clean, len) < 0) {
-    bool nav = acc == SB_ACC_LIST && kind != SB_KIND_FILE &&
-               leads_to_allowed(&p->allow, clean, len);
+    bool nav = acc == SB_ACC_LIST && kind != SB_KIND_FILE && leads_to_allowed(&p->allow, clean, len);
     if (!nav) return sb_fail(e, SB_EACCES, "outside the paths the sandbox rules allow");
   }
   if (kind == SB_KIND_FILE || acc == SB_ACC_READ || acc == SB_ACC_WRITE) {
@@ -166,23 +164,21 @@ bool sb_policy_visible(const sb_policy *p, const char *clean, size_t len, int ki
 
 sb_code sb_policy_read_size(const sb_policy *p, uint64_t size, sb_err *e) {
   if (size <= p->max_read_bytes) return SB_OK;
-  return sb_failf(e, SB_EFBIG, "file is %llu bytes, max_read_bytes is %llu",
-                  (unsigned long long)size, (unsigned long long)p->max_read_bytes);
+  return sb_failf(e, SB_EFBIG, "file is %llu bytes, max_read_bytes is %llu", (unsigned long long)size,
+                  (unsigned long long)p->max_read_bytes);
 }
 
 sb_code sb_policy_write_size(const sb_policy *p, uint64_t size, sb_err *e) {
   if (size <= p->max_write_bytes) return SB_OK;
-  return sb_failf(e, SB_EFBIG, "content is %llu bytes, max_write_bytes is %llu",
-                  (unsigned long long)size, (unsigned long long)p->max_write_bytes);
+  return sb_failf(e, SB_EFBIG, "content is %llu bytes, max_write_bytes is %llu", (unsigned long long)size,
+                  (unsigned long long)p->max_write_bytes);
 }
 
 sb_code sb_quota_check(const sb_quota *q, int64_t dbytes, int64_t dnodes, sb_err *e) {
   if (dbytes > 0 && (uint64_t)dbytes > q->max_bytes - (q->used_bytes < q->max_bytes ? q->used_bytes : q->max_bytes))
-    return sb_failf(e, SB_ENOSPC, "the sandbox byte limit (%llu) would be exceeded",
-                    (unsigned long long)q->max_bytes);
+    return sb_failf(e, SB_ENOSPC, "the sandbox byte limit (%llu) would be exceeded", (unsigned long long)q->max_bytes);
   if (dnodes > 0 && (uint64_t)dnodes > q->max_nodes - (q->used_nodes < q->max_nodes ? q->used_nodes : q->max_nodes))
-    return sb_failf(e, SB_ENOSPC, "the sandbox entry limit (%llu) would be exceeded",
-                    (unsigned long long)q->max_nodes);
+    return sb_failf(e, SB_ENOSPC, "the sandbox entry limit (%llu) would be exceeded", (unsigned long long)q->max_nodes);
   return SB_OK;
 }
 
@@ -191,8 +187,7 @@ void sb_quota_apply(sb_quota *q, int64_t dbytes, int64_t dnodes) {
   q->used_nodes = (uint64_t)((int64_t)q->used_nodes + dnodes);
 }
 
-sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const char *target,
-                       size_t tlen, sb_err *e) {
+sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const char *target, size_t tlen, sb_err *e) {
   if (tlen == 0) return sb_fail(e, SB_EINVAL, "a symbolic link needs a target");
   if (memchr(target, '\0', tlen)) return sb_fail(e, SB_EINVAL, "the link target contains a NUL byte");
   if (tlen > SB_PATH_MAX) return sb_failf(e, SB_ENAMETOOLONG, "link target longer than %d bytes", SB_PATH_MAX);
@@ -206,7 +201,8 @@ sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const c
     while (j < tlen && target[j] != '/') j++;
     size_t n = j - i;
     if (sb_path_is_dotdot(target + i, n) && named)
-      return sb_fail(e, SB_EESCAPE, "a '..' after a name in a link target leads wherever that name leads when "
+      return sb_fail(e, SB_EESCAPE,
+                     "a '..' after a name in a link target leads wherever that name leads when "
                      "the link is followed, not where the text says: write the target without it (\"b\" for "
                      "\"a/../b\")");
     if (n && !sb_path_is_dot(target + i, n) && !sb_path_is_dotdot(target + i, n)) named = true;
@@ -214,10 +210,11 @@ sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const c
   }
   char out[2 * SB_PATH_MAX + 2];
   if (sb_link_join(dir, dlen, target, tlen, out, sizeof out) < 0)
-    return sb_fail(e, SB_EESCAPE, target[0] == '/'
-                   ? "the link target is absolute: links lead only within the sandbox, relative to where they are "
-                     "(allow_escaping_links = true makes it anyway; reading through it stays EESCAPE)"
-                   : "the link target leads outside the sandbox (allow_escaping_links = true makes it anyway; "
-                     "reading through it stays EESCAPE)");
+    return sb_fail(e, SB_EESCAPE,
+                   target[0] == '/'
+                       ? "the link target is absolute: links lead only within the sandbox, relative to where they are "
+                         "(allow_escaping_links = true makes it anyway; reading through it stays EESCAPE)"
+                       : "the link target leads outside the sandbox (allow_escaping_links = true makes it anyway; "
+                         "reading through it stays EESCAPE)");
   return SB_OK;
 }

@@ -21,16 +21,16 @@ typedef struct sb_strv {
 typedef struct sb_policy {
   uint64_t max_read_bytes, max_write_bytes;
   bool allow_overwrite, read_only;
-  sb_strv deny, allow;        /* globs on root-relative paths */
+  sb_strv deny, allow; /* globs on root-relative paths */
   sb_strv ext_read, ext_write; /* lower-case suffixes, "" = no extension */
   bool has_allow, has_ext_read, has_ext_write;
   bool allow_escaping_links; /* symlink() may make links that lead out */
 } sb_policy;
 
 typedef enum sb_access {
-  SB_ACC_READ,   /* file contents */
-  SB_ACC_LIST,   /* stat, exists, readdir: names and metadata */
-  SB_ACC_WRITE,  /* create or replace a file's contents */
+  SB_ACC_READ, /* file contents */
+  SB_ACC_LIST, /* stat, exists, readdir: names and metadata */
+  SB_ACC_WRITE, /* create or replace a file's contents */
   SB_ACC_MODIFY, /* mkdir, remove, rename */
 } sb_access;
 
@@ -48,8 +48,7 @@ bool sb_policy_add(sb_policy *p, const sb_mem *m, int list, const char *s, size_
 void sb_policy_free(sb_policy *p, const sb_mem *m);
 
 /* clean = lexically clean root-relative path ("" = root). */
-sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean,
-                        size_t len, int kind, sb_err *e);
+sb_code sb_policy_check(const sb_policy *p, sb_access acc, const char *clean, size_t len, int kind, sb_err *e);
 /* For listings (readdir, glob, grep): should this entry be shown at all? */
 bool sb_policy_visible(const sb_policy *p, const char *clean, size_t len, int kind);
 /* The rules as a view mirrors them (the commands' mount view,
@@ -72,8 +71,7 @@ bool sb_policy_ext_ok(const sb_strv *exts, bool has, const char *clean, size_t l
  * target need not exist), unless allow_escaping_links. Not a boundary:
  * every use of a link is resolved beneath the root again; this keeps an
  * agent from leaving traps it cannot use. */
-sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const char *target,
-                       size_t tlen, sb_err *e);
+sb_code sb_policy_link(const sb_policy *p, const char *dir, size_t dlen, const char *target, size_t tlen, sb_err *e);
 sb_code sb_policy_read_size(const sb_policy *p, uint64_t size, sb_err *e);
 sb_code sb_policy_write_size(const sb_policy *p, uint64_t size, sb_err *e);
 

@@ -17,8 +17,7 @@
 static bool has_word(const char *list, const char *word, char sep) {
   size_t n = strlen(word);
   for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
-    if ((p == list || p[-1] == sep) && (p[n] == sep || p[n] == '\0' || p[n] == '\n' || p[n] == ' '))
-      return true;
+    if ((p == list || p[-1] == sep) && (p[n] == sep || p[n] == '\0' || p[n] == '\n' || p[n] == ' ')) return true;
   return false;
 }
 
@@ -34,8 +33,7 @@ static bool hierarchy_dir(const char *ctrl, char *out, size_t cap) {
     if (!dash) continue;
     char fstype[32], super[512] = "";
     if (sscanf(dash + 3, "%31s %*s %511s", fstype, super) < 1) continue;
-    bool match = ctrl ? strcmp(fstype, "cgroup") == 0 && has_word(super, ctrl, ',')
-                      : strcmp(fstype, "cgroup2") == 0;
+    bool match = ctrl ? strcmp(fstype, "cgroup") == 0 && has_word(super, ctrl, ',') : strcmp(fstype, "cgroup2") == 0;
     if (!match) continue;
     if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) break;
   }
@@ -131,15 +129,12 @@ fail:
 
 bool sb_cgroup_base_open(sb_cgroup_base *b, const void *tag) { return base_open(b, NULL, tag); }
 
-bool sb_cgroup_base_open_v1(sb_cgroup_base *b, const char *ctrl, const void *tag) {
-  return base_open(b, ctrl, tag);
-}
+bool sb_cgroup_base_open_v1(sb_cgroup_base *b, const char *ctrl, const void *tag) { return base_open(b, ctrl, tag); }
 
 bool sb_cgroup_enable(sb_cgroup_base *b, const char *ctrl) {
   if (b->dirfd < 0 || b->v1) return false;
   char buf[512], cmd[40];
-  if (sb_read_small(b->dirfd, "cgroup.controllers", buf, sizeof buf) <= 0 || !has_word(buf, ctrl, ' '))
-    return false;
+  if (sb_read_small(b->dirfd, "cgroup.controllers", buf, sizeof buf) <= 0 || !has_word(buf, ctrl, ' ')) return false;
   snprintf(cmd, sizeof cmd, "+%s", ctrl);
   return sb_write_small(b->dirfd, "cgroup.subtree_control", cmd) == 0;
 }

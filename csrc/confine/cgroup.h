@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 typedef struct sb_cgroup {
-  int dirfd;     /* the leaf, -1 = none */
-  int procs_fd;  /* its cgroup.procs, for the child to join */
+  int dirfd; /* the leaf, -1 = none */
+  int procs_fd; /* its cgroup.procs, for the child to join */
   int events_fd; /* v2: its cgroup.events (pread) */
   char name[32];
 } sb_cgroup;

@@ -19,16 +19,35 @@
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
 
-enum { ST_RLIMIT = 1, ST_SETNS, ST_SECUREBITS, ST_BOUNDING, ST_SETGROUPS, ST_SETGID, ST_SETUID,
-       ST_CAPS, ST_NNP, ST_LANDLOCK, ST_SECCOMP, ST_COUNT };
+enum {
+  ST_RLIMIT = 1,
+  ST_SETNS,
+  ST_SECUREBITS,
+  ST_BOUNDING,
+  ST_SETGROUPS,
+  ST_SETGID,
+  ST_SETUID,
+  ST_CAPS,
+  ST_NNP,
+  ST_LANDLOCK,
+  ST_SECCOMP,
+  ST_COUNT
+};
 
-static const char *const names[ST_COUNT] = {
-    NULL, "rlimit", "the sandbox's namespaces", "securebits", "the capability bounding set",
-    "setgroups", "setgid", "setuid", "dropping capabilities", "no_new_privs", "landlock", "seccomp"};
+static const char *const names[ST_COUNT] = {NULL,
+                                            "rlimit",
+                                            "the sandbox's namespaces",
+                                            "securebits",
+                                            "the capability bounding set",
+                                            "setgroups",
+                                            "setgid",
+                                            "setuid",
+                                            "dropping capabilities",
+                                            "no_new_privs",
+                                            "landlock",
+                                            "seccomp"};
 
-const char *sb_confine_step_name(int step) {
-  return step > 0 && step < ST_COUNT ? names[step] : "confinement";
-}
+const char *sb_confine_step_name(int step) { return step > 0 && step < ST_COUNT ? names[step] : "confinement"; }
 
 void sb_confine_steps_init(sb_confine_steps *s) {
   memset(s, 0, sizeof *s);
@@ -43,7 +62,7 @@ void sb_confine_steps_init(sb_confine_steps *s) {
  * children only). */
 SB_CHILD_FN int sb_confine_join(const sb_confine_steps *s) {
   if (s->ns_pidfd >= 0) return setns(s->ns_pidfd, s->ns_flags) != 0 ? ST_SETNS : 0;
-  static const int types[SB_NS_COUNT] = {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUTS,
+  static const int types[SB_NS_COUNT] = {CLONE_NEWUSER,   CLONE_NEWNS,  CLONE_NEWIPC, CLONE_NEWUTS,
                                          CLONE_NEWCGROUP, CLONE_NEWNET, CLONE_NEWPID};
   for (int i = 0; i < SB_NS_COUNT; i++)
     if (s->ns_fds[i] >= 0 && setns(s->ns_fds[i], types[i]) != 0) return ST_SETNS;
@@ -56,8 +75,8 @@ SB_CHILD_FN int sb_confine_enter(const sb_confine_steps *s) {
   if (s->drop_caps && s->drop_bounding) {
     /* root stays without capabilities across execve, and cannot keep or
      * raise any; then nothing is left to raise from */
-    unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                         SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+        SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
     if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) return ST_SECUREBITS;
     for (int cap = 0; cap <= s->cap_last; cap++)
       if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return ST_BOUNDING;

@@ -34,13 +34,13 @@ typedef struct sb_confine_steps {
     struct rlimit lim;
   } rlimits[SB_MAX_RLIMITS];
   int ns_fds[SB_NS_COUNT]; /* setns() into these, in this order; -1 = stay */
-  int ns_pidfd;            /* or, >= 0: every namespace of this process at once ... */
-  int ns_flags;            /* ... these (CLONE_NEW*) */
+  int ns_pidfd; /* or, >= 0: every namespace of this process at once ... */
+  int ns_flags; /* ... these (CLONE_NEW*) */
   char view_root[SB_NS_PATH]; /* with a mount view: the root's path in it ("" = none) */
-  bool drop_caps;          /* empty capability sets */
-  bool drop_bounding;      /* ... the bounding set and securebits too (needs CAP_SETPCAP) */
-  int cap_last;            /* highest capability number of this kernel */
-  bool drop_user;          /* setgroups(0), setgid, setuid */
+  bool drop_caps; /* empty capability sets */
+  bool drop_bounding; /* ... the bounding set and securebits too (needs CAP_SETPCAP) */
+  int cap_last; /* highest capability number of this kernel */
+  bool drop_user; /* setgroups(0), setgid, setuid */
   uid_t uid;
   gid_t gid;
   bool no_new_privs;

@@ -80,11 +80,11 @@ static int setup_limits(sb_confine *c, const sb_confine_opts *o, bool root) {
   static const char *const names[SB_NLIM] = {"memory_limit", "pids_limit", "cpu_limit"};
   static const char *const ctrl[SB_NLIM] = {"memory", "pids", "cpu"};
   for (int i = 0; i < SB_NLIM; i++) {
-    bool wanted = i == SB_LIM_MEMORY ? o->limits.memory != 0 : i == SB_LIM_PIDS ? o->limits.pids != 0
-                                                                                 : o->limits.cpu > 0;
+    bool wanted = i == SB_LIM_MEMORY ? o->limits.memory != 0
+        : i == SB_LIM_PIDS           ? o->limits.pids != 0
+                                     : o->limits.cpu > 0;
     if (wanted && !via[i]) {
-      snprintf(c->why, sizeof c->why,
-               "%s cannot be enforced here: no writable cgroup with the %s controller%s",
+      snprintf(c->why, sizeof c->why, "%s cannot be enforced here: no writable cgroup with the %s controller%s",
                names[i], ctrl[i], i == SB_LIM_PIDS && root ? " (and the process rlimit does not bind root)" : "");
       return -1;
     }
@@ -100,9 +100,7 @@ static int setup_limits(sb_confine *c, const sb_confine_opts *o, bool root) {
 
 /* ---- the policy (SPEC §6.1) --------------------------------------------- */
 
-static bool root_read_only(const sb_confine_opts *o) {
-  return (o->policy && o->policy->read_only) || o->mode == 'r';
-}
+static bool root_read_only(const sb_confine_opts *o) { return (o->policy && o->policy->read_only) || o->mode == 'r'; }
 
 /* Is `dir` the root or above it? */
 static bool covers(const char *dir, const char *root) {
@@ -144,27 +142,37 @@ static void policy_needs(sb_confine *c, const sb_confine_opts *o) {
   bool rules = o->policy && sb_policy_has_rules(o->policy);
   const char *off = !o->confine ? "confine = false" : "confine = {namespaces = false}";
   if (!o->confine && (root_read_only(o) || o->mode == 'w'))
-    refuse(c, "commands are not run: %s, and only confinement (the mount view and Landlock) keeps commands "
-              "to read_only and mode as the file tools are kept; confine them, or drop the option", off);
+    refuse(c,
+           "commands are not run: %s, and only confinement (the mount view and Landlock) keeps commands "
+           "to read_only and mode as the file tools are kept; confine them, or drop the option",
+           off);
   char buf[4096];
   const char *above = o->confine && o->mode == 'w' ? reads_above_root(o, buf, sizeof buf) : NULL;
   if (above)
-    refuse(c, "commands are not run: mode = \"w\" keeps commands from reading the root through Landlock, but "
-              "the root lies in %.200s, which commands may read (Landlock's rules add up along a path); put "
-              "base_dir elsewhere", above);
+    refuse(c,
+           "commands are not run: mode = \"w\" keeps commands from reading the root through Landlock, but "
+           "the root lies in %.200s, which commands may read (Landlock's rules add up along a path); put "
+           "base_dir elsewhere",
+           above);
   if (rules && (!o->confine || !o->namespaces))
-    refuse(c, "commands are not run: the deny and allow rules bind commands through the sandbox's mount view, "
-              "which %s turns off; confine = true makes it, or drop the rules", off);
+    refuse(c,
+           "commands are not run: the deny and allow rules bind commands through the sandbox's mount view, "
+           "which %s turns off; confine = true makes it, or drop the rules",
+           off);
   if (o->commands && o->max_disk != SB_UNLIMITED && !o->disk_files_only && !c->upper_size) {
     if (o->overlay)
-      refuse(c, "commands are not run: max_disk_usage binds them through an upper layer in memory of that "
-                "size, which %s cannot keep: leave state_dir out, or set max_disk_usage_files_only = true to "
-                "limit the file tools only", "a state_dir");
+      refuse(c,
+             "commands are not run: max_disk_usage binds them through an upper layer in memory of that "
+             "size, which %s cannot keep: leave state_dir out, or set max_disk_usage_files_only = true to "
+             "limit the file tools only",
+             "a state_dir");
     else
-      refuse(c, "commands are not run: max_disk_usage cannot bind them here: they write %s directly, and the "
-                "kernel limits the bytes of one directory only with a project quota, which this library does not "
-                "set up; use sandbox.overlay (its upper layer is then a file system of max_disk_usage bytes), "
-                "or set max_disk_usage_files_only = true to limit the file tools only", "the root");
+      refuse(c,
+             "commands are not run: max_disk_usage cannot bind them here: they write %s directly, and the "
+             "kernel limits the bytes of one directory only with a project quota, which this library does not "
+             "set up; use sandbox.overlay (its upper layer is then a file system of max_disk_usage bytes), "
+             "or set max_disk_usage_files_only = true to limit the file tools only",
+             "the root");
   }
 }
 
@@ -175,21 +183,21 @@ static void report_policy(sb_confine *c, const sb_confine_opts *o) {
   sb_layer *l;
   if (root_read_only(o) || o->mode == 'w') {
     l = layer(c, root_read_only(o) ? "read_only" : "mode", !why, why);
-    detail_str(l, "via", root_read_only(o)
-                             ? (view ? "the root mounted read-only, and Landlock without write rights"
-                                     : "Landlock without write rights")
-                             : "Landlock: the root may be written and listed, its files never read or run");
+    detail_str(l, "via",
+               root_read_only(o) ? (view ? "the root mounted read-only, and Landlock without write rights"
+                                         : "Landlock without write rights")
+                                 : "Landlock: the root may be written and listed, its files never read or run");
   }
   if (!root_read_only(o)) layer(c, "read_only", false, "not set: commands may change the root");
   if (o->mode != 'w') layer(c, "mode", false, o->mode == 'r' ? "\"r\": see read_only" : "not set (\"rw\")");
   bool rules = o->policy && sb_policy_has_rules(o->policy);
   l = layer(c, "rules", rules && !why, rules ? why : "not set");
   if (rules && !why) {
-    detail_str(l, "via", o->policy->has_allow
-                             ? "the mount view shows only allowed paths (and the directories leading to them), "
-                               "denied ones masked; checked again before each command"
-                             : "the mount view masks denied paths and pins the directories leading to them; "
-                               "checked again before each command");
+    detail_str(l, "via",
+               o->policy->has_allow ? "the mount view shows only allowed paths (and the directories leading to them), "
+                                      "denied ones masked; checked again before each command"
+                                    : "the mount view masks denied paths and pins the directories leading to them; "
+                                      "checked again before each command");
     detail_int(l, "deny", (long long)o->policy->deny.n, SB_DETAIL_INT);
     detail_int(l, "allow", (long long)o->policy->allow.n, SB_DETAIL_INT);
   }
@@ -199,8 +207,9 @@ static void report_policy(sb_confine *c, const sb_confine_opts *o) {
     layer(c, "disk", false, "max_disk_usage_files_only = true: max_disk_usage binds the file tools only");
   } else if (c->upper_size && c->upper_fd >= 0) {
     l = layer(c, "disk", true, NULL);
-    detail_str(l, "via", "the overlay's upper layer is a tmpfs of max_disk_usage bytes (in memory), which the "
-                         "kernel holds commands to");
+    detail_str(l, "via",
+               "the overlay's upper layer is a tmpfs of max_disk_usage bytes (in memory), which the "
+               "kernel holds commands to");
     detail_int(l, "bytes", (long long)c->upper_size, SB_DETAIL_INT);
     detail_int(l, "inodes", (long long)sb_ns_upper_inodes(c->upper_size), SB_DETAIL_INT);
   } else if (!o->commands) {
@@ -208,10 +217,10 @@ static void report_policy(sb_confine *c, const sb_confine_opts *o) {
   } else {
     layer(c, "disk", false, c->why);
   }
-  layer(c, "extensions", false, o->extensions
-                                    ? "a file-tool policy: commands (compilers, package managers) read and write "
-                                      "files of any extension"
-                                    : "not set");
+  layer(c, "extensions", false,
+        o->extensions ? "a file-tool policy: commands (compilers, package managers) read and write "
+                        "files of any extension"
+                      : "not set");
 }
 
 /* Deny and allow rules in the view: the trees as the host sees them,
@@ -246,11 +255,18 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
   sb_confine_steps *s = &c->steps;
   bool own = o->confine && o->namespaces;
   if (own) {
-    sb_ns_view v = {.root_fd = o->tree.root_fd, .root_path = o->root_path, .ro_fds = o->tree.ro_fds,
-                    .nro = o->tree.nro, .read_paths = o->read_paths, .tmp_size = o->tmp_size,
-                    .root_ro = root_read_only(o), .skeleton = o->policy && o->policy->has_allow,
-                    .network = !o->allow_outbound, .userns = !root,
-                    .upper_fd = o->overlay ? o->upper_fd : -1, .work_fd = o->overlay ? o->work_fd : -1,
+    sb_ns_view v = {.root_fd = o->tree.root_fd,
+                    .root_path = o->root_path,
+                    .ro_fds = o->tree.ro_fds,
+                    .nro = o->tree.nro,
+                    .read_paths = o->read_paths,
+                    .tmp_size = o->tmp_size,
+                    .root_ro = root_read_only(o),
+                    .skeleton = o->policy && o->policy->has_allow,
+                    .network = !o->allow_outbound,
+                    .userns = !root,
+                    .upper_fd = o->overlay ? o->upper_fd : -1,
+                    .work_fd = o->overlay ? o->work_fd : -1,
                     .upper_size = c->upper_size};
     if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0) {
       c->refuse = true; /* fail closed: no namespaces, no commands */
@@ -262,7 +278,7 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     if (c->ns.pidfd >= 0) { /* all at once through init's pidfd */
       s->ns_pidfd = c->ns.pidfd;
       s->ns_flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWPID |
-                    (v.network ? CLONE_NEWNET : 0) | (v.userns ? CLONE_NEWUSER : 0);
+          (v.network ? CLONE_NEWNET : 0) | (v.userns ? CLONE_NEWUSER : 0);
     } else {
       for (int i = 0; i < SB_NS_COUNT; i++) s->ns_fds[i] = c->ns.fd[i];
     }
@@ -298,8 +314,10 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     layer(c, "namespaces", false, why);
     layer(c, "mount_view", false, why);
     if (o->overlay) {
-      snprintf(c->why, sizeof c->why, "overlay: the merged view is mounted in the sandbox's own mount "
-               "namespace, which %s turns off", why);
+      snprintf(c->why, sizeof c->why,
+               "overlay: the merged view is mounted in the sandbox's own mount "
+               "namespace, which %s turns off",
+               why);
       c->refuse = true;
       return;
     }
@@ -313,7 +331,8 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
     if (sb_netns_create(&c->netns, !root, c->why, sizeof c->why) != 0) {
       c->refuse = true; /* no network isolation, no commands */
       size_t n = strlen(c->why);
-      snprintf(c->why + n, sizeof c->why - n, "; commands cannot be cut off from the network here: "
+      snprintf(c->why + n, sizeof c->why - n,
+               "; commands cannot be cut off from the network here: "
                "allow user namespaces, run as root, or set allow_outbound = true to give them the "
                "host's network");
       detail_str(layer(c, "network", false, c->why), "mode", "none");
@@ -358,15 +377,17 @@ static void setup_caps(sb_confine *c, bool root) {
   s->drop_bounding = root || c->ns.userns;
   s->cap_last = sb_read_small(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", buf, sizeof buf) > 0 ? atoi(buf) : 40;
   sb_layer *l = layer(c, "capabilities", true, NULL);
-  detail_str(l, "sets", s->drop_bounding ? "empty (effective, permitted, inheritable, ambient, bounding)"
-                                         : "empty (effective, permitted, inheritable, ambient)");
+  detail_str(l, "sets",
+             s->drop_bounding ? "empty (effective, permitted, inheritable, ambient, bounding)"
+                              : "empty (effective, permitted, inheritable, ambient)");
 }
 
 static void setup_seccomp(sb_confine *c, const sb_confine_opts *o) {
   char why[160];
   if (!sb_seccomp_available()) {
     c->refuse = true;
-    snprintf(c->why, sizeof c->why, "commands are not run: confinement needs seccomp filters, which this "
+    snprintf(c->why, sizeof c->why,
+             "commands are not run: confinement needs seccomp filters, which this "
              "kernel does not offer; set confine = false to run them unconfined");
     layer(c, "seccomp", false, c->why);
     return;
@@ -406,8 +427,7 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   bool view = c->ns.init > 0;
   if (!view && make_tmpdir(c, o) != 0) {
     c->refuse = true;
-    snprintf(c->why, sizeof c->why, "commands are not run: cannot create a private TMPDIR (%s)",
-             strerror(errno));
+    snprintf(c->why, sizeof c->why, "commands are not run: cannot create a private TMPDIR (%s)", strerror(errno));
     layer(c, "landlock", false, c->why);
     layer(c, "tmpdir", false, c->why);
     return;
@@ -439,14 +459,25 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
       vfds[nview++] = sb_fd_path(o->tree.ro_fds[i], p, sizeof p) == 0 ? sb_ns_open(&c->ns, p) : -1;
     }
   }
-  sb_landlock_policy pol = {
-      .abi = abi, .deny_tcp = false, /* the namespace already isolates the network */
-      .root_fd = c->merged_fd >= 0 ? c->merged_fd : o->tree.root_fd, .ro_fds = o->tree.ro_fds,
-      .root_access = root_read_only(o) ? SB_LL_ROOT_RO : o->mode == 'w' ? SB_LL_ROOT_WO : SB_LL_ROOT_RW,
-      .view_fds = vfds, .nview = nview,
-      .nro = o->tree.nro, .rx_paths = rx,
-      .ro_paths = sb_system_ro, .dev_paths = sb_system_dev, .rw_dir = view ? NULL : c->tmpdir,
-      .rw_fds = fds, .nrw = view ? 2 : 0, .tty_fd = fds[2], .proc_fd = fds[3], .list_fd = fds[4]};
+  sb_landlock_policy pol = {.abi = abi,
+                            .deny_tcp = false, /* the namespace already isolates the network */
+                            .root_fd = c->merged_fd >= 0 ? c->merged_fd : o->tree.root_fd,
+                            .ro_fds = o->tree.ro_fds,
+                            .root_access = root_read_only(o) ? SB_LL_ROOT_RO
+                                : o->mode == 'w'             ? SB_LL_ROOT_WO
+                                                             : SB_LL_ROOT_RW,
+                            .view_fds = vfds,
+                            .nview = nview,
+                            .nro = o->tree.nro,
+                            .rx_paths = rx,
+                            .ro_paths = sb_system_ro,
+                            .dev_paths = sb_system_dev,
+                            .rw_dir = view ? NULL : c->tmpdir,
+                            .rw_fds = fds,
+                            .nrw = view ? 2 : 0,
+                            .tty_fd = fds[2],
+                            .proc_fd = fds[3],
+                            .list_fd = fds[4]};
   c->ruleset_fd = view && fds[4] < 0 ? -1 : sb_landlock_build(&pol, c->why, sizeof c->why);
   for (int i = 0; i < 5; i++)
     if (fds[i] >= 0) close(fds[i]);
@@ -461,9 +492,10 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   s->landlock_ruleset_fd = c->ruleset_fd;
   sb_layer *l = layer(c, "landlock", true, NULL);
   detail_int(l, "abi", abi, SB_DETAIL_INT);
-  detail_str(l, "filesystem", pol.root_access == SB_LL_ROOT_RO ? "system directories read+execute, the root read+execute"
-                              : pol.root_access == SB_LL_ROOT_WO ? "system directories read+execute, the root write+list"
-                                                                 : "system directories read+execute, the root read+write");
+  detail_str(l, "filesystem",
+             pol.root_access == SB_LL_ROOT_RO       ? "system directories read+execute, the root read+execute"
+                 : pol.root_access == SB_LL_ROOT_WO ? "system directories read+execute, the root write+list"
+                                                    : "system directories read+execute, the root read+write");
   detail_int(l, "scoped", abi >= 6, SB_DETAIL_BOOL); /* signals and abstract unix sockets */
   l = layer(c, "tmpdir", true, NULL);
   detail_str(l, "path", c->tmpdir);
@@ -478,9 +510,15 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
  * mount the file operations use, and nothing more is made (no view for
  * commands, no network, limits, Landlock or seccomp). */
 static void setup_merged_only(sb_confine *c, const sb_confine_opts *o, bool root) {
-  sb_ns_view v = {.root_fd = o->tree.root_fd, .root_path = o->root_path, .ro_fds = o->tree.ro_fds,
-                  .nro = o->tree.nro, .tmp_size = o->tmp_size, .minimal = true, .userns = !root,
-                  .upper_fd = o->upper_fd, .work_fd = o->work_fd};
+  sb_ns_view v = {.root_fd = o->tree.root_fd,
+                  .root_path = o->root_path,
+                  .ro_fds = o->tree.ro_fds,
+                  .nro = o->tree.nro,
+                  .tmp_size = o->tmp_size,
+                  .minimal = true,
+                  .userns = !root,
+                  .upper_fd = o->upper_fd,
+                  .work_fd = o->work_fd};
   const char *none = "exec = false: no commands";
   if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0 ||
       (sb_ns_request(&c->ns, SB_NS_CLONE, 0, "", NULL, &c->merged_fd) != 0 &&
@@ -506,8 +544,8 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
   }
   /* an overlay's writes held to max_disk_usage by the kernel: its upper
    * layer on a tmpfs of that size (a temporary state only: it is memory) */
-  if (o->overlay && o->commands && o->confine && o->namespaces && o->max_disk != SB_UNLIMITED &&
-      !o->disk_files_only && o->state_temporary)
+  if (o->overlay && o->commands && o->confine && o->namespaces && o->max_disk != SB_UNLIMITED && !o->disk_files_only &&
+      o->state_temporary)
     c->upper_size = o->max_disk;
   if (setup_limits(c, o, root) != 0) return -1;
   if (o->drop_user && !root) {
@@ -528,8 +566,7 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
   }
   const char *off = "confine = false";
   if (!o->confine) {
-    static const char *const none[] = {"capabilities", "seccomp", "setid_files", "no_new_privs",
-                                       "landlock", "tmpdir"};
+    static const char *const none[] = {"capabilities", "seccomp", "setid_files", "no_new_privs", "landlock", "tmpdir"};
     for (size_t i = 0; i < sizeof none / sizeof *none; i++) layer(c, none[i], false, off);
   } else if (c->refuse && c->ns.init <= 0) {
     layer(c, "landlock", false, c->why);

@@ -34,30 +34,30 @@
 #define SB_MAX_READ_PATHS 32 /* read_paths entries */
 
 typedef struct sb_confine_opts {
-  bool confine;          /* every layer below; false: limits, network and tree kill only */
-  bool namespaces;       /* the sandbox's own namespaces and mount view */
-  uint64_t tmp_size;     /* bytes of the private /tmp (mount view) */
+  bool confine; /* every layer below; false: limits, network and tree kill only */
+  bool namespaces; /* the sandbox's own namespaces and mount view */
+  uint64_t tmp_size; /* bytes of the private /tmp (mount view) */
   const char *root_path; /* the root's real absolute path (sb.cwd) */
-  bool allow_outbound;   /* false: no network */
-  bool allowed_hosts;    /* outbound only through the allowlist proxy */
+  bool allow_outbound; /* false: no network */
+  bool allowed_hosts; /* outbound only through the allowlist proxy */
   sb_limit_values limits; /* cgroups (memory, pids, cpu) */
-  uint64_t file_size;    /* RLIMIT_FSIZE, 0 = none */
+  uint64_t file_size; /* RLIMIT_FSIZE, 0 = none */
   bool drop_user;
   uid_t uid;
   gid_t gid;
-  sb_cmd_tree tree;      /* what commands work in and read (from the backend) */
+  sb_cmd_tree tree; /* what commands work in and read (from the backend) */
   const char *const *read_paths; /* host paths commands may read and run; NULL-ended */
-  bool overlay;          /* an OverlaySandbox: the view mounts overlayfs over the root ... */
+  bool overlay; /* an OverlaySandbox: the view mounts overlayfs over the root ... */
   int upper_fd, work_fd; /* ... with these layers (needs the namespaces) */
   /* The policy the file tools obey binds commands too (SPEC §6.1), or
    * commands are refused with the reason. */
   const sb_policy *policy; /* read_only, deny and allow rules */
-  char mode;             /* 'b'oth (rw), 'r' or 'w' for the root */
-  bool extensions;       /* extension allowlists: a file-tool policy only, said so */
-  uint64_t max_disk;     /* max_disk_usage (SB_UNLIMITED: none) ... */
-  bool disk_files_only;  /* ... which the user asked to bind the file tools only */
-  bool commands;         /* commands may run (exec) */
-  bool state_temporary;  /* an overlay's state goes with the sandbox (no state_dir) */
+  char mode; /* 'b'oth (rw), 'r' or 'w' for the root */
+  bool extensions; /* extension allowlists: a file-tool policy only, said so */
+  uint64_t max_disk; /* max_disk_usage (SB_UNLIMITED: none) ... */
+  bool disk_files_only; /* ... which the user asked to bind the file tools only */
+  bool commands; /* commands may run (exec) */
+  bool state_temporary; /* an overlay's state goes with the sandbox (no state_dir) */
 } sb_confine_opts;
 
 /* One layer as the report shows it: enforced, or why not, with details. */
@@ -80,22 +80,22 @@ typedef struct sb_layer {
 typedef struct sb_confine {
   sb_confine_steps steps;
   sb_limits limits;
-  int ruleset_fd;      /* Landlock, -1 = none */
-  sb_ns ns;            /* the sandbox's namespaces (namespaces = true) */
-  int merged_fd;       /* an OverlaySandbox's merged root, opened through the view (-1 = none) */
+  int ruleset_fd; /* Landlock, -1 = none */
+  sb_ns ns; /* the sandbox's namespaces (namespaces = true) */
+  int merged_fd; /* an OverlaySandbox's merged root, opened through the view (-1 = none) */
   uint64_t upper_size; /* its upper layer in memory, of max_disk_usage bytes (0 = on disk) ... */
-  int upper_fd;        /* ... whose directory this is (-1 = none) */
-  sb_netns netns;      /* the commands' network when outbound is off (no namespaces) */
-  sb_netns nsnet;      /* ... or the sandbox namespaces' network, as the agent joins it */
+  int upper_fd; /* ... whose directory this is (-1 = none) */
+  sb_netns netns; /* the commands' network when outbound is off (no namespaces) */
+  sb_netns nsnet; /* ... or the sandbox namespaces' network, as the agent joins it */
   sb_view_rules *rules; /* deny and allow rules in the view, NULL = none */
   sb_seccomp seccomp;
   struct sock_fprog fprog;
   int landlock_abi;
-  bool enabled;        /* the confine option */
-  bool refuse;         /* commands fail closed with ENOTSUP */
-  char why[512];       /* what is missing, and what to do */
-  char tmpdir[512];    /* private TMPDIR, "" = none */
-  int tmp_parent;      /* for its removal */
+  bool enabled; /* the confine option */
+  bool refuse; /* commands fail closed with ENOTSUP */
+  char why[512]; /* what is missing, and what to do */
+  char tmpdir[512]; /* private TMPDIR, "" = none */
+  int tmp_parent; /* for its removal */
   char tmp_name[64];
   int nlayers;
   sb_layer layers[SB_MAX_LAYERS];

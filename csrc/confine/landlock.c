@@ -121,7 +121,8 @@ int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen) {
   /* the workspace: everything but creating device nodes or device ioctls */
   const uint64_t rw = fs & ~(LL_FS_MAKE_CHAR | LL_FS_MAKE_BLOCK | LL_FS_IOCTL_DEV);
   const uint64_t root = pol->root_access == SB_LL_ROOT_RO ? rx
-                        : pol->root_access == SB_LL_ROOT_WO ? rw & ~(LL_FS_READ_FILE | LL_FS_EXECUTE) : rw;
+      : pol->root_access == SB_LL_ROOT_WO                 ? rw & ~(LL_FS_READ_FILE | LL_FS_EXECUTE)
+                                                          : rw;
   const char *what = NULL;
   if (add_fd(rs, pol->root_fd, root, fs) != 0) what = "the sandbox root";
   for (size_t i = 0; !what && i < pol->nview; i++)
@@ -140,10 +141,8 @@ int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen) {
   for (size_t i = 0; !what && i < pol->nrw; i++)
     if (add_fd(rs, pol->rw_fds[i], rw, fs) != 0) what = "a private directory of the mount view";
   /* terminals: ioctl too (ABI 5 handles device ioctls) */
-  if (!what && pol->tty_fd >= 0 && add_fd(rs, pol->tty_fd, ro | dev | LL_FS_IOCTL_DEV, fs) != 0)
-    what = "/dev/pts";
-  if (!what && pol->proc_fd >= 0 && add_fd(rs, pol->proc_fd, ro | LL_FS_WRITE_FILE, fs) != 0)
-    what = "/proc";
+  if (!what && pol->tty_fd >= 0 && add_fd(rs, pol->tty_fd, ro | dev | LL_FS_IOCTL_DEV, fs) != 0) what = "/dev/pts";
+  if (!what && pol->proc_fd >= 0 && add_fd(rs, pol->proc_fd, ro | LL_FS_WRITE_FILE, fs) != 0) what = "/proc";
   /* the mount view holds only what commands may see: listing it is fine */
   if (!what && pol->list_fd >= 0 && add_fd(rs, pol->list_fd, LL_FS_READ_DIR, fs) != 0) what = "/";
   if (what) {

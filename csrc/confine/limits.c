@@ -36,8 +36,7 @@ static bool write_limit(sb_cgroup_base *b, bool v2, int i, const sb_limit_values
     return sb_cgroup_setting_add(b, "cpu.max", v);
   }
   snprintf(v, sizeof v, "%ld", quota);
-  return sb_cgroup_setting_add(b, "cpu.cfs_period_us", "100000") &&
-         sb_cgroup_setting_add(b, "cpu.cfs_quota_us", v);
+  return sb_cgroup_setting_add(b, "cpu.cfs_period_us", "100000") && sb_cgroup_setting_add(b, "cpu.cfs_quota_us", v);
 }
 
 void sb_limits_setup(sb_limits *l, bool kill, const sb_limit_values *want, const void *tag) {

@@ -19,15 +19,15 @@ enum { SB_LIM_NONE, SB_LIM_V1, SB_LIM_V2 }; /* where a limit lives */
 
 typedef struct sb_limit_values {
   uint64_t memory; /* bytes, 0 = none */
-  uint64_t pids;   /* 0 = none */
-  double cpu;      /* cores, 0 = none */
+  uint64_t pids; /* 0 = none */
+  double cpu; /* cores, 0 = none */
 } sb_limit_values;
 
 typedef struct sb_limits {
-  sb_cgroup_base tree;          /* v2: tree kill, and delegated controllers */
-  sb_cgroup_base lim[SB_NLIM];  /* v1 hierarchies holding limits */
-  int where[SB_NLIM];           /* SB_LIM_* */
-  const char *via[SB_NLIM];     /* "cgroup v2", "cgroup v1", or NULL: not by a cgroup */
+  sb_cgroup_base tree; /* v2: tree kill, and delegated controllers */
+  sb_cgroup_base lim[SB_NLIM]; /* v1 hierarchies holding limits */
+  int where[SB_NLIM]; /* SB_LIM_* */
+  const char *via[SB_NLIM]; /* "cgroup v2", "cgroup v1", or NULL: not by a cgroup */
 } sb_limits;
 
 void sb_limits_init(sb_limits *l);

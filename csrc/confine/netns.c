@@ -17,7 +17,7 @@
 
 typedef struct ns_child {
   int ready_r, ready_w; /* child -> parent: the loopback is up (or an errno) */
-  int done_r, done_w;   /* parent -> child: you may go (EOF) */
+  int done_r, done_w; /* parent -> child: you may go (EOF) */
 } ns_child;
 
 SB_CHILD_FN int sb_netns_loopback_up(void) {
@@ -60,8 +60,7 @@ int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen) {
   }
   ns_child c = {ready[0], ready[1], done[0], done[1]};
   size_t stack_size = 64 * 1024;
-  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   int flags = CLONE_NEWNET | (with_userns ? CLONE_NEWUSER : 0) | SIGCHLD;
   pid_t pid = stack == MAP_FAILED ? -1 : clone(child_main, (char *)stack + stack_size, flags, &c);
   int cerr = errno;
@@ -70,8 +69,8 @@ int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen) {
   int err = 0;
   if (pid < 0) {
     err = cerr;
-    snprintf(why, whylen, "cannot create a network namespace%s: %s",
-             with_userns ? " (with a user namespace)" : "", strerror(err));
+    snprintf(why, whylen, "cannot create a network namespace%s: %s", with_userns ? " (with a user namespace)" : "",
+             strerror(err));
   } else if (read(ready[0], &err, sizeof err) != sizeof err || err) {
     snprintf(why, whylen, "cannot bring up the loopback interface of the network namespace: %s",
              strerror(err ? err : EIO));

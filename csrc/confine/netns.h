@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 typedef struct sb_netns {
-  int net;  /* fd of the network namespace, -1 = none */
+  int net; /* fd of the network namespace, -1 = none */
   int user; /* fd of its user namespace (not root), -1 = none */
 } sb_netns;
 

@@ -229,14 +229,15 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   a->userns = v->userns;
   /* bytes, and inodes in proportion (one per 16 KiB): a command cannot pin
    * unbounded kernel memory with empty files */
-  snprintf(a->tmp_opts, sizeof a->tmp_opts, "mode=0755,size=%llu,nr_inodes=%llu",
-           (unsigned long long)v->tmp_size, (unsigned long long)sb_ns_tmp_inodes(v->tmp_size));
+  snprintf(a->tmp_opts, sizeof a->tmp_opts, "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)v->tmp_size,
+           (unsigned long long)sb_ns_tmp_inodes(v->tmp_size));
   a->root_ro = v->root_ro;
   a->minimal = v->minimal;
   a->skeleton = v->skeleton;
   if (copy_path(a->root, v->root_path, why, whylen) != 0) return -1;
   if (strcmp(a->root, "/") == 0) {
-    snprintf(why, whylen, "mount view: the sandbox root is / (the whole host), which a view cannot "
+    snprintf(why, whylen,
+             "mount view: the sandbox root is / (the whole host), which a view cannot "
              "hide anything from; use a directory, or confine = {namespaces = false}");
     return -1;
   }
@@ -299,19 +300,23 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   a->go_r = go[0];
   a->ctl = ctl[1];
   int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-              (v->network ? CLONE_NEWNET : 0) | (v->userns ? CLONE_NEWUSER : 0) | SIGCHLD;
+      (v->network ? CLONE_NEWNET : 0) | (v->userns ? CLONE_NEWUSER : 0) | SIGCHLD;
   pid = clone(init_main, (char *)stack + STACK_SIZE, flags, a);
   if (pid < 0) {
     int e = errno;
     if (v->userns && (e == EPERM || e == ENOSPC || e == EACCES))
-      snprintf(why, whylen, "namespaces: user namespaces are refused here (%s): Docker's default "
+      snprintf(why, whylen,
+               "namespaces: user namespaces are refused here (%s): Docker's default "
                "seccomp profile and Ubuntu's kernel.apparmor_restrict_unprivileged_userns do this, as "
                "does user.max_user_namespaces = 0; run as root, allow them, or set confine = "
-               "{namespaces = false} (capabilities dropped, seccomp and Landlock stay)", strerror(e));
+               "{namespaces = false} (capabilities dropped, seccomp and Landlock stay)",
+               strerror(e));
     else
-      snprintf(why, whylen, "namespaces: cannot create the sandbox's namespaces (%s); set confine = "
+      snprintf(why, whylen,
+               "namespaces: cannot create the sandbox's namespaces (%s); set confine = "
                "{namespaces = false} to run commands without them (capabilities dropped, seccomp and "
-               "Landlock stay)", strerror(e));
+               "Landlock stay)",
+               strerror(e));
     goto out;
   }
   close(go[0]);
@@ -336,10 +341,11 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   }
   if (r.err) {
     r.detail[sizeof r.detail - 1] = '\0';
-    snprintf(why, whylen, "mount view: %s%s%s failed: %s; set confine = {namespaces = false} to run "
+    snprintf(why, whylen,
+             "mount view: %s%s%s failed: %s; set confine = {namespaces = false} to run "
              "commands without their own namespaces (capabilities dropped, seccomp and Landlock stay)",
-             r.step > 0 && r.step < ST_COUNT ? sb_view_step_names[r.step] : "a step", r.detail[0] ? " " : "",
-             r.detail, strerror(r.err));
+             r.step > 0 && r.step < ST_COUNT ? sb_view_step_names[r.step] : "a step", r.detail[0] ? " " : "", r.detail,
+             strerror(r.err));
     goto out;
   }
   char path[64];

@@ -36,17 +36,17 @@ enum { SB_NS_USER, SB_NS_MNT, SB_NS_IPC, SB_NS_UTS, SB_NS_CGROUP, SB_NS_NET, SB_
 #define SB_NS_PATH 1024
 
 typedef struct sb_ns_view {
-  int root_fd;            /* the tree commands work in, read-write ... */
-  const char *root_path;  /* ... at its real absolute path (sb.cwd) */
-  const int *ro_fds;      /* read roots, read-only at their real paths */
+  int root_fd; /* the tree commands work in, read-write ... */
+  const char *root_path; /* ... at its real absolute path (sb.cwd) */
+  const int *ro_fds; /* read roots, read-only at their real paths */
   size_t nro;
   const char *const *read_paths; /* host paths, read-only at the same paths; NULL-ended */
-  uint64_t tmp_size;      /* bytes /tmp and /dev/shm may hold together (inodes in proportion) */
-  bool root_ro;           /* the root read-only (read_only, or mode "r") */
-  bool minimal;           /* no command will join: only the overlay's mount (the file operations') */
-  bool skeleton;          /* allow rules: trees show only what the keeper binds in (SB_NS_SHOW) */
-  bool network;           /* own network namespace (loopback only) */
-  bool userns;            /* own user namespace (the host is not root) */
+  uint64_t tmp_size; /* bytes /tmp and /dev/shm may hold together (inodes in proportion) */
+  bool root_ro; /* the root read-only (read_only, or mode "r") */
+  bool minimal; /* no command will join: only the overlay's mount (the file operations') */
+  bool skeleton; /* allow rules: trees show only what the keeper binds in (SB_NS_SHOW) */
+  bool network; /* own network namespace (loopback only) */
+  bool userns; /* own user namespace (the host is not root) */
   /* An OverlaySandbox: root_fd is the lower layer, and the view shows an
    * overlayfs of it with these upper and work directories (on one file
    * system) at root_path instead of the root itself; -1 = none. */
@@ -58,10 +58,10 @@ typedef struct sb_ns_view {
 } sb_ns_view;
 
 typedef struct sb_ns {
-  pid_t init;             /* host pid of the namespace's pid 1; -1 = none */
-  int pidfd;              /* its pidfd (dispose kills through it), -1 = none */
-  int ctl;                /* the control socket to the init (the view's keeper), -1 = none */
-  int fd[SB_NS_COUNT];    /* for setns; -1 where not created */
+  pid_t init; /* host pid of the namespace's pid 1; -1 = none */
+  int pidfd; /* its pidfd (dispose kills through it), -1 = none */
+  int ctl; /* the control socket to the init (the view's keeper), -1 = none */
+  int fd[SB_NS_COUNT]; /* for setns; -1 where not created */
   bool userns;
 } sb_ns;
 

@@ -17,9 +17,32 @@
 #define SB_VIEW_TREES (1 + SB_NS_MAX_RO) /* the root, then the read roots */
 
 /* The steps of the view, for messages. */
-enum { ST_GO = 1, ST_HOSTNAME, ST_LOOPBACK, ST_PRIVATE, ST_BASE, ST_PIVOT, ST_NEWROOT, ST_SYSTEM,
-       ST_ETC, ST_DEV, ST_PTS, ST_SHM, ST_TMP, ST_PROC, ST_PROC_RO, ST_ROOT, ST_ROOT_CHECK, ST_RO,
-       ST_FINISH, ST_OVERLAY, ST_PIN, ST_SKELETON, ST_KEEPER, ST_COUNT };
+enum {
+  ST_GO = 1,
+  ST_HOSTNAME,
+  ST_LOOPBACK,
+  ST_PRIVATE,
+  ST_BASE,
+  ST_PIVOT,
+  ST_NEWROOT,
+  ST_SYSTEM,
+  ST_ETC,
+  ST_DEV,
+  ST_PTS,
+  ST_SHM,
+  ST_TMP,
+  ST_PROC,
+  ST_PROC_RO,
+  ST_ROOT,
+  ST_ROOT_CHECK,
+  ST_RO,
+  ST_FINISH,
+  ST_OVERLAY,
+  ST_PIN,
+  ST_SKELETON,
+  ST_KEEPER,
+  ST_COUNT
+};
 
 typedef struct sb_ns_report {
   int err, step;
@@ -29,9 +52,9 @@ typedef struct sb_ns_report {
 /* One request of the host to the init, over the control socket (a
  * SOCK_SEQPACKET pair: one message each way per request). */
 typedef struct sb_ns_msg {
-  int op;   /* SB_NS_MASK, ... (confine/ns.h) */
+  int op; /* SB_NS_MASK, ... (confine/ns.h) */
   int tree; /* 0 = the root, i = the i-th read root */
-  char path[SB_PATH_MAX + 1];   /* clean, root-relative, no "..": "" = the tree itself */
+  char path[SB_PATH_MAX + 1]; /* clean, root-relative, no "..": "" = the tree itself */
   char target[SB_PATH_MAX + 1]; /* SB_NS_LINK: the link's text */
 } sb_ns_msg;
 
@@ -45,19 +68,19 @@ typedef struct init_arg {
   bool network, userns;
   char tmp_opts[96];
   char root[SB_NS_PATH];
-  bool root_ro;             /* commands see the root read-only */
-  bool minimal;             /* no command will join: the overlay's mount alone */
-  bool skeleton;            /* allow rules: each tree is shown through a skeleton */
+  bool root_ro; /* commands see the root read-only */
+  bool minimal; /* no command will join: the overlay's mount alone */
+  bool skeleton; /* allow rules: each tree is shown through a skeleton */
   dev_t root_dev;
   ino_t root_ino;
-  bool overlay;             /* the root is an overlayfs: lower = root, these above it */
+  bool overlay; /* the root is an overlayfs: lower = root, these above it */
   char upper[SB_NS_PATH], work[SB_NS_PATH];
   dev_t upper_dev;
   ino_t upper_ino;
   char ov_opts[3 * 2 * SB_NS_PATH + 128];
-  char upper_opts[96];      /* the in-memory upper layer's tmpfs (upper_size), "" = none */
-  int upper_fd;             /* its upper directory, for the host (-1 = none) */
-  int nro, nread_roots;     /* read roots first (trees 1..nread_roots), then read_paths */
+  char upper_opts[96]; /* the in-memory upper layer's tmpfs (upper_size), "" = none */
+  int upper_fd; /* its upper directory, for the host (-1 = none) */
+  int nro, nread_roots; /* read roots first (trees 1..nread_roots), then read_paths */
   char ro[SB_NS_MAX_RO][SB_NS_PATH];
   bool ro_check[SB_NS_MAX_RO]; /* read roots: bound inode must be the held one */
   dev_t ro_dev[SB_NS_MAX_RO];
@@ -67,7 +90,7 @@ typedef struct init_arg {
   /* the keeper's state, in the init: each tree as commands see it, the
    * real tree under a skeleton, the skeleton's own (writable) handle */
   int tree_fd[SB_VIEW_TREES], real_fd[SB_VIEW_TREES], skel_fd[SB_VIEW_TREES];
-  int clone_fd;             /* the overlay's merged root, unmasked, for the host (-1 = none) */
+  int clone_fd; /* the overlay's merged root, unmasked, for the host (-1 = none) */
   char proc_fd[64], proc_src[64]; /* "/proc/self/fd/N" */
   sb_ns_msg msg;
 } init_arg;

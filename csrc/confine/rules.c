@@ -53,8 +53,7 @@ struct sb_view_rules {
   char link[SB_PATH_MAX + 1];
 };
 
-sb_view_rules *sb_view_rules_new(const sb_mem *m, const sb_policy *p, const int *fds, size_t ntrees,
-                                 bool skeleton) {
+sb_view_rules *sb_view_rules_new(const sb_mem *m, const sb_policy *p, const int *fds, size_t ntrees, bool skeleton) {
   sb_view_rules *r = sb_malloc(m, sizeof *r);
   if (!r) return NULL;
   memset(r, 0, sizeof *r);
@@ -114,8 +113,7 @@ static int add(sb_view_rules *r, list *l, uint32_t tree, int op, const char *pat
   e->tree = tree;
   e->op = op;
   e->ino = ino;
-  if (sb_buf_append(&r->mem, &l->arena, path, len) != 0 || sb_buf_append(&r->mem, &l->arena, "", 1) != 0)
-    return -1;
+  if (sb_buf_append(&r->mem, &l->arena, path, len) != 0 || sb_buf_append(&r->mem, &l->arena, "", 1) != 0) return -1;
   if (target) {
     e->toff = l->arena.len;
     if (sb_buf_append(&r->mem, &l->arena, target, strlen(target) + 1) != 0) return -1;
@@ -193,8 +191,10 @@ static int walk(sb_view_rules *r, int dirfd, size_t rlen, bool skel, int top) {
     size_t nl = strlen(name), len = rlen ? rlen + 1 + nl : nl;
     if (len > SB_PATH_MAX) {
       r->path[rlen] = '\0';
-      rc = fail(r, "the sandbox rules cannot be applied for commands: a name below '%s' makes a path longer "
-                   "than an agent path may be (%s)", r->path, ENAMETOOLONG);
+      rc = fail(r,
+                "the sandbox rules cannot be applied for commands: a name below '%s' makes a path longer "
+                "than an agent path may be (%s)",
+                r->path, ENAMETOOLONG);
       break;
     }
     if (rlen) r->path[rlen] = '/';
@@ -315,9 +315,11 @@ int sb_view_rules_sync(sb_view_rules *r, sb_ns *ns, char *why, size_t whylen) {
   size_t mounts = 0, skel = 0;
   for (size_t i = 0; i < r->want.n; i++) is_mount(r->want.v[i].op) ? mounts++ : skel++;
   if (mounts > SB_VIEW_MAX_MOUNTS || skel > SB_VIEW_MAX_SKELETON) {
-    snprintf(why, whylen, "the sandbox rules cannot be applied for commands: they match %zu paths here, more "
+    snprintf(why, whylen,
+             "the sandbox rules cannot be applied for commands: they match %zu paths here, more "
              "than the %d the commands' view can mask or show; narrow the rules (a directory rule masks "
-             "everything below it at once)", mounts, SB_VIEW_MAX_MOUNTS);
+             "everything below it at once)",
+             mounts, SB_VIEW_MAX_MOUNTS);
     return -1;
   }
   qsort_r(r->want.v, r->want.n, sizeof *r->want.v, ent_cmp, r->want.arena.p);
@@ -335,17 +337,18 @@ int sb_view_rules_sync(sb_view_rules *r, sb_ns *ns, char *why, size_t whylen) {
       const char *target = w->toff == SIZE_MAX ? NULL : r->want.arena.p + w->toff;
       if (sb_ns_request(ns, w->op, (int)w->tree, path, target, NULL) != 0) {
         static const char *const what[] = {"", "mask", "pin", "show", "make", "link"};
-        snprintf(why, whylen, "the sandbox rules cannot be applied for commands: cannot %s '%s' in their "
-                 "view (%s)", w->op > 0 && w->op <= SB_NS_LINK ? what[w->op] : "apply", path[0] ? path : ".",
-                 strerror(errno));
+        snprintf(why, whylen,
+                 "the sandbox rules cannot be applied for commands: cannot %s '%s' in their "
+                 "view (%s)",
+                 w->op > 0 && w->op <= SB_NS_LINK ? what[w->op] : "apply", path[0] ? path : ".", strerror(errno));
         rc = -1;
         continue;
       }
       keep = true;
     }
     if (!keep) continue;
-    if (add(r, &next, w->tree, w->op, path, w->len, w->ino,
-            w->toff == SIZE_MAX ? NULL : r->want.arena.p + w->toff) != 0) {
+    if (add(r, &next, w->tree, w->op, path, w->len, w->ino, w->toff == SIZE_MAX ? NULL : r->want.arena.p + w->toff) !=
+        0) {
       snprintf(why, whylen, "the sandbox rules in the commands' view: out of memory");
       rc = -1;
       break;

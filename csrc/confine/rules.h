@@ -38,8 +38,7 @@ typedef struct sb_view_rules sb_view_rules;
 /* For the trees at fds (borrowed; the root first, then the read roots),
  * under policy p (borrowed). skeleton: the view shows each tree through a
  * skeleton (allow rules). NULL on out of memory. */
-sb_view_rules *sb_view_rules_new(const sb_mem *m, const sb_policy *p, const int *fds, size_t ntrees,
-                                 bool skeleton);
+sb_view_rules *sb_view_rules_new(const sb_mem *m, const sb_policy *p, const int *fds, size_t ntrees, bool skeleton);
 /* Walk the trees and apply what is missing. 0, or -1 with why (commands
  * must not run until a later sync succeeds). */
 int sb_view_rules_sync(sb_view_rules *r, sb_ns *ns, char *why, size_t whylen);

@@ -22,10 +22,10 @@
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
 #define SETID (S_ISUID | S_ISGID)
-#define NEW_NS (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
-                CLONE_NEWCGROUP)
+#define NEW_NS \
+  (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP)
 #define NEW_TIME 0x00000080 /* CLONE_NEWTIME: unshare only (clone's low byte is the exit signal) */
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -43,14 +43,14 @@
 typedef enum { R_DENY, R_BITS, R_CREATE, R_VALUES } rule_kind;
 
 typedef struct rule {
-  uint32_t nr, last;      /* the numbers nr..last (last > nr: a merged R_DENY range) */
+  uint32_t nr, last; /* the numbers nr..last (last > nr: a merged R_DENY range) */
   rule_kind kind;
-  int err;                /* R_DENY: the errno */
-  int arg, arg2;          /* R_BITS / R_VALUES: the argument; R_CREATE: flags, mode */
-  uint32_t bits;          /* R_BITS: refused bits */
-  const uint32_t *vals;   /* R_VALUES */
+  int err; /* R_DENY: the errno */
+  int arg, arg2; /* R_BITS / R_VALUES: the argument; R_CREATE: flags, mode */
+  uint32_t bits; /* R_BITS: refused bits */
+  const uint32_t *vals; /* R_VALUES */
   int n;
-  bool allowed;           /* R_VALUES: vals are the only ones allowed (else the refused ones) */
+  bool allowed; /* R_VALUES: vals are the only ones allowed (else the refused ones) */
 } rule;
 
 #define MAX_RULES 96
@@ -64,7 +64,11 @@ typedef struct emitter {
   bool full;
   rule rules[MAX_RULES];
   int nrules;
-  struct { size_t at; bool jt; int to; } fix[MAX_FIXUPS]; /* jumps to the leaf's returns */
+  struct {
+    size_t at;
+    bool jt;
+    int to;
+  } fix[MAX_FIXUPS]; /* jumps to the leaf's returns */
   int nfix;
 } emitter;
 
@@ -148,9 +152,7 @@ static void emit_rule(emitter *e, const rule *r) {
   }
   size_t test = op(e, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, r->nr);
   switch (r->kind) {
-  case R_DENY: /* another errno: its own return */
-    ret(e, RET_ERRNO(r->err));
-    break;
+  case R_DENY: /* another errno: its own return */ ret(e, RET_ERRNO(r->err)); break;
   case R_BITS:
     ld_arg(e, r->arg);
     jump(e, BPF_JSET, r->bits, TO_EPERM, TO_ALLOW);
@@ -179,8 +181,7 @@ static void emit_tree(emitter *e, int lo, int hi) {
     for (int i = lo; i < hi; i++) emit_rule(e, &e->rules[i]);
     size_t allow = op(e, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);
     size_t eperm = op(e, BPF_RET | BPF_K, 0, 0, RET_ERRNO(EPERM));
-    for (int i = 0; i < e->nfix; i++)
-      land(e, e->fix[i].at, e->fix[i].jt, e->fix[i].to == TO_ALLOW ? allow : eperm);
+    for (int i = 0; i < e->nfix; i++) land(e, e->fix[i].at, e->fix[i].jt, e->fix[i].to == TO_ALLOW ? allow : eperm);
     return;
   }
   int mid = lo + (hi - lo) / 2;
@@ -209,23 +210,56 @@ static int merge_rules(emitter *e, char *why, size_t whylen) {
     }
     if (prev && prev->kind == R_DENY && r->kind == R_DENY && prev->err == r->err && r->nr == prev->last + 1)
       prev->last = r->nr;
-    else
-      e->rules[n++] = *r;
+    else e->rules[n++] = *r;
   }
   e->nrules = n;
   return 0;
 }
 
 static const long denied[] = {
-    SYS_kexec_load, SYS_init_module, SYS_finit_module, SYS_delete_module,
-    SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex,
-    SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_add_key, SYS_request_key, SYS_keyctl,
-    SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
-    SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_open_tree, SYS_move_mount, SYS_fsopen,
-    SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_mount_setattr,
-    SYS_swapon, SYS_swapoff, SYS_reboot, SYS_acct, SYS_quotactl, SYS_setns,
-    SYS_open_by_handle_at, SYS_name_to_handle_at, SYS_fanotify_init, SYS_lookup_dcookie, SYS_vhangup,
-    SYS_syslog, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr,
+    SYS_kexec_load,
+    SYS_init_module,
+    SYS_finit_module,
+    SYS_delete_module,
+    SYS_settimeofday,
+    SYS_clock_settime,
+    SYS_clock_adjtime,
+    SYS_adjtimex,
+    SYS_bpf,
+    SYS_perf_event_open,
+    SYS_userfaultfd,
+    SYS_add_key,
+    SYS_request_key,
+    SYS_keyctl,
+    SYS_io_uring_setup,
+    SYS_io_uring_enter,
+    SYS_io_uring_register,
+    SYS_mount,
+    SYS_umount2,
+    SYS_pivot_root,
+    SYS_chroot,
+    SYS_open_tree,
+    SYS_move_mount,
+    SYS_fsopen,
+    SYS_fsconfig,
+    SYS_fsmount,
+    SYS_fspick,
+    SYS_mount_setattr,
+    SYS_swapon,
+    SYS_swapoff,
+    SYS_reboot,
+    SYS_acct,
+    SYS_quotactl,
+    SYS_setns,
+    SYS_open_by_handle_at,
+    SYS_name_to_handle_at,
+    SYS_fanotify_init,
+    SYS_lookup_dcookie,
+    SYS_vhangup,
+    SYS_syslog,
+    SYS_setxattr,
+    SYS_lsetxattr,
+    SYS_fsetxattr,
 #ifdef SYS_kexec_file_load
     SYS_kexec_file_load,
 #endif
@@ -233,8 +267,16 @@ static const long denied[] = {
     SYS_quotactl_fd,
 #endif
 #if defined(__x86_64__)
-    SYS_iopl, SYS_ioperm, SYS_create_module, SYS_get_kernel_syms, SYS_query_module, SYS_uselib,
-    SYS_ustat, SYS_sysfs, SYS__sysctl, SYS_nfsservctl,
+    SYS_iopl,
+    SYS_ioperm,
+    SYS_create_module,
+    SYS_get_kernel_syms,
+    SYS_query_module,
+    SYS_uselib,
+    SYS_ustat,
+    SYS_sysfs,
+    SYS__sysctl,
+    SYS_nfsservctl,
 #endif
 #ifdef SYS_setxattrat
     SYS_setxattrat,

@@ -63,14 +63,30 @@ struct sb_mount_attr {
   uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
 
-const char *const sb_view_step_names[ST_COUNT] = {
-    NULL, "waiting for the host", "setting the host name", "bringing up the loopback",
-    "making mounts private", "mounting a tmpfs", "pivot_root", "mounting the new root",
-    "binding a system directory", "binding /etc", "building /dev", "mounting /dev/pts",
-    "mounting /dev/shm", "mounting /tmp", "mounting /proc", "making /proc/sys read-only",
-    "binding the sandbox root", "checking the bound root", "binding a read-only tree",
-    "switching to the new root", "mounting the overlay", "pinning the way to a tree",
-    "making a tree's skeleton", "opening the view's trees"};
+const char *const sb_view_step_names[ST_COUNT] = {NULL,
+                                                  "waiting for the host",
+                                                  "setting the host name",
+                                                  "bringing up the loopback",
+                                                  "making mounts private",
+                                                  "mounting a tmpfs",
+                                                  "pivot_root",
+                                                  "mounting the new root",
+                                                  "binding a system directory",
+                                                  "binding /etc",
+                                                  "building /dev",
+                                                  "mounting /dev/pts",
+                                                  "mounting /dev/shm",
+                                                  "mounting /tmp",
+                                                  "mounting /proc",
+                                                  "making /proc/sys read-only",
+                                                  "binding the sandbox root",
+                                                  "checking the bound root",
+                                                  "binding a read-only tree",
+                                                  "switching to the new root",
+                                                  "mounting the overlay",
+                                                  "pinning the way to a tree",
+                                                  "making a tree's skeleton",
+                                                  "opening the view's trees"};
 
 CHILD static size_t slen(const char *s) {
   size_t n = 0;
@@ -132,7 +148,7 @@ CHILD static int touch(char *path) {
 
 CHILD static unsigned long long attrs(bool ro, bool nodev, bool noexec) {
   return MOUNT_ATTR_NOSUID | (ro ? MOUNT_ATTR_RDONLY : 0) | (nodev ? MOUNT_ATTR_NODEV : 0) |
-         (noexec ? MOUNT_ATTR_NOEXEC : 0);
+      (noexec ? MOUNT_ATTR_NOEXEC : 0);
 }
 
 CHILD static unsigned long ms_flags(bool ro, bool nodev, bool noexec) {
@@ -249,13 +265,11 @@ CHILD static void scratch(init_arg *a) {
 /* A minimal /dev: the harmless nodes bound from the host, a private pts,
  * the usual symlinks, /dev/shm from the scratch tmpfs. */
 CHILD static void dev(init_arg *a) {
-  if (tmpfs(join(a->b, "/newroot/dev", NULL, NULL), "mode=0755", MS_NOSUID | MS_NOEXEC) != 0)
-    fail(a, ST_DEV, "/dev");
+  if (tmpfs(join(a->b, "/newroot/dev", NULL, NULL), "mode=0755", MS_NOSUID | MS_NOEXEC) != 0) fail(a, ST_DEV, "/dev");
   for (int i = 0; sb_system_dev[i]; i++) {
     char *src = join(a->a, "/oldroot", sb_system_dev[i], NULL);
     char *dst = join(a->b, "/newroot", sb_system_dev[i], NULL);
-    if (touch(dst) != 0 || mount(src, dst, NULL, MS_BIND, NULL) != 0 ||
-        restrict_mount(dst, false, false, true) != 0)
+    if (touch(dst) != 0 || mount(src, dst, NULL, MS_BIND, NULL) != 0 || restrict_mount(dst, false, false, true) != 0)
       fail(a, ST_DEV, sb_system_dev[i]);
   }
   static const char *const links[][2] = {{"/proc/self/fd", "/newroot/dev/fd"},
@@ -266,8 +280,8 @@ CHILD static void dev(init_arg *a) {
   for (size_t i = 0; i < sizeof links / sizeof *links; i++)
     if (symlink(links[i][0], links[i][1]) != 0) fail(a, ST_DEV, links[i][1]);
   char *pts = join(a->b, "/newroot/dev/pts", NULL, NULL);
-  if (mkdirs(pts) != 0 || mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
-                                "newinstance,ptmxmode=0666,mode=0620") != 0)
+  if (mkdirs(pts) != 0 ||
+      mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0)
     fail(a, ST_PTS, "/dev/pts");
   char *shm = join(a->b, "/newroot/dev/shm", NULL, NULL);
   if (mkdirs(shm) != 0 || mount("/scratch/shm", shm, NULL, MS_BIND, NULL) != 0 ||
@@ -288,8 +302,8 @@ CHILD static void proc(init_arg *a) {
     if (mount(q, q, NULL, MS_BIND | MS_REC, NULL) != 0 || restrict_mount(q, true, true, true) != 0)
       fail(a, ST_PROC_RO, ro[i]);
   }
-  static const char *const masked[] = {"kcore", "keys", "timer_list", "sched_debug", "kmsg",
-                                       "latency_stats", "acpi", "asound", "scsi"};
+  static const char *const masked[] = {"kcore",         "keys", "timer_list", "sched_debug", "kmsg",
+                                       "latency_stats", "acpi", "asound",     "scsi"};
   for (size_t i = 0; i < sizeof masked / sizeof *masked; i++) {
     char *q = join(a->c, "/newroot/proc/", masked[i], NULL);
     struct stat st;
@@ -404,12 +418,10 @@ void sb_view_build(init_arg *a) {
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail(a, ST_PRIVATE, "/");
   /* a tmpfs to stand on, with the host's tree below it at /oldroot */
   if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0) fail(a, ST_BASE, "/tmp");
-  if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0)
-    fail(a, ST_BASE, "/tmp");
+  if (chdir("/tmp") != 0 || mkdir("newroot", 0755) != 0 || mkdir("oldroot", 0755) != 0) fail(a, ST_BASE, "/tmp");
   if (syscall(SYS_pivot_root, ".", "oldroot") != 0) fail(a, ST_PIVOT, "the host's root");
   if (chdir("/") != 0) fail(a, ST_PIVOT, "/");
-  if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
-    fail(a, ST_NEWROOT, "/");
+  if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) fail(a, ST_NEWROOT, "/");
   if (a->minimal) { /* no command will see it: the overlay's mount for the file operations, alone */
     prepare_trees(a);
     overlay(a);
@@ -437,8 +449,8 @@ void sb_view_build(init_arg *a) {
     tree(a, i < a->nread_roots ? i + 1 : -1, a->ro[i], true, a->ro_check[i], a->ro_dev[i], a->ro_ino[i]);
 finish:
   /* switch: the host's tree goes, the new root stays, read-only itself */
-  if (umount2("/oldroot", MNT_DETACH) != 0 || chdir("/newroot") != 0 ||
-      syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
+  if (umount2("/oldroot", MNT_DETACH) != 0 || chdir("/newroot") != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
+      umount2(".", MNT_DETACH) != 0 || chdir("/") != 0)
     fail(a, ST_FINISH, "/");
   if (restrict_one("/", true, true, false, false) != 0) /* only the top: the trees below keep theirs */
     fail(a, ST_FINISH, "/ read-only");
@@ -457,7 +469,8 @@ CHILD static const char *proc_path(char out[64], int fd) {
   char digits[16];
   int k = 0;
   unsigned v = (unsigned)fd;
-  do digits[k++] = (char)('0' + v % 10); while ((v /= 10) && k < 15);
+  do digits[k++] = (char)('0' + v % 10);
+  while ((v /= 10) && k < 15);
   while (k) out[n++] = digits[--k];
   out[n] = '\0';
   return out;
@@ -527,7 +540,9 @@ CHILD static int mount_over(init_arg *a, int t, const char *path, int how, int s
     if (how == OVER_EMPTY)
       r = mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=1,mode=000");
     else
-      r = mount(how == OVER_NULL ? "/dev/null" : how == OVER_SELF ? target : proc_path(a->proc_src, src_fd),
+      r = mount(how == OVER_NULL       ? "/dev/null"
+                    : how == OVER_SELF ? target
+                                       : proc_path(a->proc_src, src_fd),
                 target, NULL, MS_BIND | MS_REC, NULL);
   }
   int err = r == 0 ? 0 : errno;
@@ -584,10 +599,8 @@ CHILD int sb_view_request(init_arg *a, const sb_ns_msg *m, int *fd_out) {
   }
   case SB_NS_PIN: /* a directory as a mount of itself: it cannot be moved or removed */
     return mount_over(a, t, m->path, OVER_SELF, -1, tree_ro(a, t), false);
-  case SB_NS_DIR:
-    return skel_make(a, t, m->path, S_IFDIR, NULL);
-  case SB_NS_LINK:
-    return skel_make(a, t, m->path, S_IFLNK, m->target);
+  case SB_NS_DIR: return skel_make(a, t, m->path, S_IFDIR, NULL);
+  case SB_NS_LINK: return skel_make(a, t, m->path, S_IFLNK, m->target);
   case SB_NS_SHOW: {
     if (a->real_fd[t] < 0) return EINVAL;
     int src = open_beneath(a, a->real_fd[t], m->path, false, NULL);
@@ -600,7 +613,6 @@ CHILD int sb_view_request(init_arg *a, const sb_ns_msg *m, int *fd_out) {
     close(src);
     return err;
   }
-  default:
-    return EINVAL;
+  default: return EINVAL;
   }
 }

@@ -59,8 +59,7 @@ bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], sb_err *e) 
   for (int i = 0; ok && i < SB_NLIM; i++)
     if (l->where[i] == SB_LIM_V1) ok = sb_cgroup_leaf_create(&l->lim[i], &t->lim[i]);
   if (!ok) {
-    sb_failf(e, SB_EAGAIN, "cannot create the cgroup that enforces this sandbox's limits (%s)",
-             strerror(errno));
+    sb_failf(e, SB_EAGAIN, "cannot create the cgroup that enforces this sandbox's limits (%s)", strerror(errno));
     sb_cmdtree_remove(t);
     return false;
   }

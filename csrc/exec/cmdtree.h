@@ -14,8 +14,8 @@
 #include "exec/spawn.h"
 
 typedef struct sb_cmdtree {
-  sb_limits *limits;      /* NULL = process group only */
-  sb_cgroup cg;           /* v2 leaf: the tree */
+  sb_limits *limits; /* NULL = process group only */
+  sb_cgroup cg; /* v2 leaf: the tree */
   sb_cgroup lim[SB_NLIM]; /* v1 leaves holding limits */
   uint64_t cnt0[SB_NLIM]; /* oom kills, pids refusals at the start */
 } sb_cmdtree;

@@ -28,8 +28,8 @@ typedef struct local {
   sb_mem mem;
   uv_loop_t loop;
   uv_timer_t wait_timer; /* bounds one blocking turn of the loop */
-  void *stack;           /* the child stack for sb_spawn, reused */
-  int devnull;           /* stdin of commands given no input */
+  void *stack; /* the child stack for sb_spawn, reused */
+  int devnull; /* stdin of commands given no input */
   bool loop_ready;
   char readbuf[64 * 1024];
 } local;
@@ -129,9 +129,7 @@ static void close_handle(lproc *p, void *h) {
 
 /* ---- signals to the whole tree ---------------------------------------- */
 
-static void tree_signal(lproc *p, int sig) {
-  sb_cmdtree_signal(&p->tree, p->base.pid, p->pidfd, p->base.exited, sig);
-}
+static void tree_signal(lproc *p, int sig) { sb_cmdtree_signal(&p->tree, p->base.pid, p->pidfd, p->base.exited, sig); }
 
 static bool tree_alive(lproc *p) { return sb_cmdtree_alive(&p->tree, p->base.pid); }
 
@@ -243,8 +241,7 @@ static void leader_exited(lproc *p) {
   if (p->pidfd >= 0) uv_poll_stop(&p->exit_poll);
   else uv_timer_stop(&p->t_reap);
   uv_timer_stop(&p->t_timeout);
-  if (!p->base.eof[0] || !p->base.eof[1])
-    uv_timer_start(&p->t_drain, on_drain_deadline, ms(p->lr->cfg.drain), 0);
+  if (!p->base.eof[0] || !p->base.eof[1]) uv_timer_start(&p->t_drain, on_drain_deadline, ms(p->lr->cfg.drain), 0);
   maybe_finish(p);
 }
 
@@ -394,10 +391,13 @@ static sb_code spawn_error(sb_err *e, const sb_spawn_res *res, const char *file)
   const char *step = res->step ? res->step : "spawn";
   if (strcmp(step, "exec") == 0) {
     if (err == ENOENT) return sb_failf(e, SB_ENOENT, "command not found: %.200s", file);
-    if (err == EACCES) return sb_failf(e, SB_EACCES, "permission denied (not executable, or outside what the sandbox allows): %.200s", file);
+    if (err == EACCES)
+      return sb_failf(e, SB_EACCES, "permission denied (not executable, or outside what the sandbox allows): %.200s",
+                      file);
     if (err == ENOEXEC) return sb_failf(e, SB_EACCES, "not an executable format: %.200s", file);
   }
-  if (strcmp(step, "cwd") == 0) return sb_failf(e, sb_code_from_errno(err), "cannot enter the working directory (%s)", strerror(err));
+  if (strcmp(step, "cwd") == 0)
+    return sb_failf(e, sb_code_from_errno(err), "cannot enter the working directory (%s)", strerror(err));
   if (strcmp(step, "clone") == 0 && (err == EAGAIN || err == ENOMEM))
     return sb_failf(e, SB_EAGAIN, "cannot create a process (%s)", strerror(err));
   return sb_failf(e, sb_code_from_errno(err) == SB_EIO ? SB_EIO : sb_code_from_errno(err),
@@ -412,8 +412,7 @@ static int loop_init(local *lr, sb_err *e) {
     sb_failf(e, SB_EIO, "cannot create an event loop: %s", uv_strerror(r));
     return -1;
   }
-  lr->stack = mmap(NULL, 2 * SB_SPAWN_STACK, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  lr->stack = mmap(NULL, 2 * SB_SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   lr->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (lr->stack == MAP_FAILED || lr->devnull < 0) {
     sb_fail_errno(e, lr->devnull < 0 ? errno : ENOMEM);
@@ -469,8 +468,14 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   bool inherit = cmd->inherit_stdio;
   bool want_in = !inherit && ((cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin);
   int fds[6] = {-1, -1, -1, -1, -1, -1}; /* in r/w, out r/w, err r/w */
-  sb_spawn_req req = {.file = cmd->argv[0], .argv = cmd->argv, .envp = cmd->envp, .path = cmd->path,
-                      .cwd_fd = cwdfd, .cwd_rel = rel, .steps = lr->cfg.steps, .stack = lr->stack,
+  sb_spawn_req req = {.file = cmd->argv[0],
+                      .argv = cmd->argv,
+                      .envp = cmd->envp,
+                      .path = cmd->path,
+                      .cwd_fd = cwdfd,
+                      .cwd_rel = rel,
+                      .steps = lr->cfg.steps,
+                      .stack = lr->stack,
                       .no_pidfd = lr->cfg.no_pidfd};
   if (inherit) {
     fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);

@@ -13,13 +13,13 @@
 #include "fs/backend.h"
 
 typedef struct sb_local_config {
-  double grace;      /* seconds from SIGTERM to SIGKILL */
-  double drain;      /* seconds to drain output after the leader exits */
+  double grace; /* seconds from SIGTERM to SIGKILL */
+  double drain; /* seconds to drain output after the leader exits */
   size_t max_output; /* bytes kept per stream (head + tail), and the h:read queue */
-  sb_fs *fs;         /* the tree commands run over (its backend has `cmd`) */
+  sb_fs *fs; /* the tree commands run over (its backend has `cmd`) */
   const sb_confine_steps *steps; /* applied by every child; NULL = none */
   sb_limits *limits; /* cgroups for tree kill and limits; NULL = process group only */
-  bool no_pidfd;     /* test switch: watch exits by polling */
+  bool no_pidfd; /* test switch: watch exits by polling */
 } sb_local_config;
 
 /* A runner (the loop is created at the first command). NULL with e on OOM. */

@@ -34,18 +34,18 @@ typedef struct sb_runner_hooks {
 
 /* One command to start. */
 typedef struct sb_cmd {
-  char *const *argv;       /* argv[0] is the program: with '/', as is; else searched */
-  char *const *envp;       /* the whole environment */
-  const char *path;        /* PATH to search argv[0] in */
-  const sb_path *cwd;      /* working directory, an agent path already checked */
-  const char *stdin_data;  /* written then closed; NULL = none */
+  char *const *argv; /* argv[0] is the program: with '/', as is; else searched */
+  char *const *envp; /* the whole environment */
+  const char *path; /* PATH to search argv[0] in */
+  const sb_path *cwd; /* working directory, an agent path already checked */
+  const char *stdin_data; /* written then closed; NULL = none */
   size_t stdin_len;
-  bool keep_stdin;         /* background: leave stdin open for writes */
-  bool inherit_stdio;      /* the host's fds 0-2 are the child's (no pipes, no output kept) */
+  bool keep_stdin; /* background: leave stdin open for writes */
+  bool inherit_stdio; /* the host's fds 0-2 are the child's (no pipes, no output kept) */
   bool background;
-  bool queue[2];           /* background: keep stdout / stderr for h:read */
-  double timeout;          /* seconds, <= 0 = none */
-  bool cwd_failed;         /* out: start failed on the working directory */
+  bool queue[2]; /* background: keep stdout / stderr for h:read */
+  double timeout; /* seconds, <= 0 = none */
+  bool cwd_failed; /* out: start failed on the working directory */
 } sb_cmd;
 
 /* The result fields every runner fills, and the state the binding reads. */
@@ -53,22 +53,22 @@ struct sb_proc {
   const struct sb_runner_ops *ops; /* valid for the process's whole life */
   sb_runner *runner; /* NULL once the runner closed (the result stays readable) */
   sb_proc *next;
-  unsigned id;       /* small and stable: 1, 2, ... per runner */
+  unsigned id; /* small and stable: 1, 2, ... per runner */
   pid_t pid;
   bool background;
-  bool queued[2];    /* stream kept for h:read (else: to a callback, or nowhere) */
+  bool queued[2]; /* stream kept for h:read (else: to a callback, or nowhere) */
   bool exited, finished, timed_out, output_incomplete, oom, pids_hit, released;
-  int kill_sig;      /* the strongest signal the sandbox sent (0 = none) */
-  int status;        /* waitpid encoding; -1 = lost (reaped by someone else, or the remote link) */
-  char error[160];   /* why the runner lost it or could not run it ("" = nothing to say) */
-  double t0, t_end;  /* monotonic seconds */
-  sb_outbuf cap[2];  /* what the result keeps: head and tail */
+  int kill_sig; /* the strongest signal the sandbox sent (0 = none) */
+  int status; /* waitpid encoding; -1 = lost (reaped by someone else, or the remote link) */
+  char error[160]; /* why the runner lost it or could not run it ("" = nothing to say) */
+  double t0, t_end; /* monotonic seconds */
+  sb_outbuf cap[2]; /* what the result keeps: head and tail */
   uint64_t qdropped[2]; /* bytes that went past the h:read queue (see proc docs) */
   /* the handle core's (exec/runner.c), the same for every runner */
-  sb_outq queue[2];  /* unread output of a queued stream, for h:read */
-  bool eof[2];       /* the stream ended (what is queued is all there is) */
-  int waiters;       /* wait calls in progress */
-  void *ud;          /* the binding's */
+  sb_outq queue[2]; /* unread output of a queued stream, for h:read */
+  bool eof[2]; /* the stream ended (what is queued is all there is) */
+  int waiters; /* wait calls in progress */
+  void *ud; /* the binding's */
 };
 
 typedef struct sb_runner_ops {
@@ -89,18 +89,18 @@ typedef struct sb_runner_ops {
   /* The handle core (exec/runner.c) calls these; p->runner is set. */
   void (*popped)(sb_proc *p, int stream, size_t len); /* len bytes left the queue: room to read on */
   void (*hold_changed)(sb_proc *p); /* waiters or released changed: apply sb_proc_hold_back again */
-  bool (*busy)(sb_proc *p);         /* still holds live resources (handles, a thread): not freed yet */
-  void (*detach)(sb_proc *p);       /* the runner is closing: forget it */
-  void (*free)(sb_proc *p);         /* free p and what it owns (its queues included) */
+  bool (*busy)(sb_proc *p); /* still holds live resources (handles, a thread): not freed yet */
+  void (*detach)(sb_proc *p); /* the runner is closing: forget it */
+  void (*free)(sb_proc *p); /* free p and what it owns (its queues included) */
 } sb_runner_ops;
 
 struct sb_runner {
   const sb_runner_ops *ops;
   sb_runner_hooks hooks;
-  sb_proc *procs;  /* newest first */
+  sb_proc *procs; /* newest first */
   unsigned next_id;
-  int running;     /* a turn of the loop is in progress: not reentrant */
-  double grace;    /* seconds from SIGTERM to SIGKILL */
+  int running; /* a turn of the loop is in progress: not reentrant */
+  double grace; /* seconds from SIGTERM to SIGKILL */
 };
 
 /* Processes not finished yet (background ones only, when asked). */

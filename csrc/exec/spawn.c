@@ -27,10 +27,19 @@
 /* The failed step travels back through a close-on-exec pipe (EOF = the
  * command runs): it works whether or not the child shares our memory
  * (valgrind, for one, turns a vfork-like clone into a fork). */
-static const char *const steps_names[] = {"setsid", "cgroup", "stdio", "cwd", "pdeathsig", "exec",
-                                          "entering the PID namespace"};
-enum { ST_SETSID, ST_CGROUP, ST_STDIO, ST_CWD, ST_PDEATHSIG, ST_EXEC, ST_CLONE2, ST_CONFINE = 100,
-       ST_COMMAND = 1000 /* not a failure: the command's pid, from the first child */ };
+static const char *const steps_names[] = {
+    "setsid", "cgroup", "stdio", "cwd", "pdeathsig", "exec", "entering the PID namespace"};
+enum {
+  ST_SETSID,
+  ST_CGROUP,
+  ST_STDIO,
+  ST_CWD,
+  ST_PDEATHSIG,
+  ST_EXEC,
+  ST_CLONE2,
+  ST_CONFINE = 100,
+  ST_COMMAND = 1000 /* not a failure: the command's pid, from the first child */
+};
 
 typedef struct child_ctx {
   const sb_spawn_req *req;
@@ -127,8 +136,7 @@ CHILD static int command_main(void *arg) {
   if (setsid() < 0) FAIL(c, ST_SETSID);
   for (int i = 0; !in_pidns && i < SB_MAX_CGROUPS; i++) /* else joined by the first child */
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
-  if (dup2(r->stdin_fd, 0) < 0 || dup2(r->stdout_fd, 1) < 0 || dup2(r->stderr_fd, 2) < 0)
-    FAIL(c, ST_STDIO);
+  if (dup2(r->stdin_fd, 0) < 0 || dup2(r->stdout_fd, 1) < 0 || dup2(r->stderr_fd, 2) < 0) FAIL(c, ST_STDIO);
   int step;
   if (!in_pidns && s && (step = sb_confine_join(s)) != 0) FAIL(c, ST_CONFINE + step);
   if (s && s->view_root[0]) {
@@ -142,8 +150,7 @@ CHILD static int command_main(void *arg) {
    * the identity change, which would clear it; checked against the host
    * having died already (in a PID namespace the parent outside shows as 0,
    * and the namespace's init dies with the host anyway). */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (in_pidns ? 0 : c->host))
-    FAIL(c, ST_PDEATHSIG);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (in_pidns ? 0 : c->host)) FAIL(c, ST_PDEATHSIG);
   if (s && (step = sb_confine_restrict(s)) != 0) FAIL(c, ST_CONFINE + step);
   /* No descriptor of the host survives: Landlock does not cover files
    * opened before it, so this is part of the confinement too. Only the
@@ -168,8 +175,7 @@ CHILD static int child_main(void *arg) {
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
   int step = sb_confine_join(r->steps);
   if (step != 0) FAIL(c, ST_CONFINE + step);
-  pid_t pid = clone(command_main, (char *)r->stack + 2 * SB_SPAWN_STACK,
-                    CLONE_VM | CLONE_VFORK | CLONE_PARENT, c);
+  pid_t pid = clone(command_main, (char *)r->stack + 2 * SB_SPAWN_STACK, CLONE_VM | CLONE_VFORK | CLONE_PARENT, c);
   if (pid < 0) FAIL(c, ST_CLONE2);
   child_msg m = {0, ST_COMMAND, pid};
   ssize_t w = write(c->errfd, &m, sizeof m);
@@ -234,8 +240,9 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
       while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
     if (pidfd >= 0 && !req->no_pidfd) close(pidfd);
     res->err = fail.err;
-    res->step = fail.step >= ST_CONFINE ? sb_confine_step_name(fail.step - ST_CONFINE)
-                : (unsigned)fail.step < sizeof steps_names / sizeof *steps_names ? steps_names[fail.step] : "spawn";
+    res->step = fail.step >= ST_CONFINE                                  ? sb_confine_step_name(fail.step - ST_CONFINE)
+        : (unsigned)fail.step < sizeof steps_names / sizeof *steps_names ? steps_names[fail.step]
+                                                                         : "spawn";
     return -1;
   }
   if (two && !req->no_pidfd) pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -20,25 +20,25 @@
 #define SB_MAX_CGROUPS 4
 
 typedef struct sb_spawn_req {
-  const char *file;  /* argv[0]: with a '/', used as is; else searched in PATH */
+  const char *file; /* argv[0]: with a '/', used as is; else searched in PATH */
   char *const *argv;
   char *const *envp; /* the child's whole environment */
-  const char *path;  /* PATH for the search (from envp; the binding always gives one) */
-  int cwd_fd;        /* the child starts here (fchdir), -1 = inherit ... */
+  const char *path; /* PATH for the search (from envp; the binding always gives one) */
+  int cwd_fd; /* the child starts here (fchdir), -1 = inherit ... */
   const char *cwd_rel; /* ... or, in a mount view (steps->view_root), at this path beneath the root */
   int stdin_fd, stdout_fd, stderr_fd; /* child ends of the pipes */
   int cgroup_procs_fds[SB_MAX_CGROUPS]; /* write "0" to each to join; -1 = none */
-  const sb_confine_steps *steps;      /* NULL = none */
-  void *stack;       /* two child stacks, 2 * SB_SPAWN_STACK bytes, reused by the caller */
-  bool no_pidfd;     /* test switch: spawn without CLONE_PIDFD */
+  const sb_confine_steps *steps; /* NULL = none */
+  void *stack; /* two child stacks, 2 * SB_SPAWN_STACK bytes, reused by the caller */
+  bool no_pidfd; /* test switch: spawn without CLONE_PIDFD */
 } sb_spawn_req;
 
 #define SB_SPAWN_STACK (64 * 1024)
 
 typedef struct sb_spawn_res {
   pid_t pid;
-  int pidfd;       /* -1 when spawned without one */
-  int err;         /* errno of a failed step (0 = the command runs) */
+  int pidfd; /* -1 when spawned without one */
+  int err; /* errno of a failed step (0 = the command runs) */
   const char *step; /* which step failed: "exec", "cwd", "landlock", ... */
 } sb_spawn_res;
 

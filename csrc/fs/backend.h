@@ -29,13 +29,13 @@ enum { SB_T_FILE = 1, SB_T_DIR, SB_T_SYMLINK, SB_T_OTHER, SB_T_ENTER };
 typedef struct sb_stat {
   int type;
   uint64_t size; /* 0 for directories on every backend */
-  double mtime;  /* seconds since the epoch */
+  double mtime; /* seconds since the epoch */
   uint32_t mode; /* permission bits */
 } sb_stat;
 
 typedef struct sb_dirent {
   const char *name; /* set once the listing is complete (see name_off) */
-  size_t name_off;  /* while listing: offset of the name in sb_dirlist.names */
+  size_t name_off; /* while listing: offset of the name in sb_dirlist.names */
   size_t namelen;
   int type;
   uint64_t size;
@@ -59,7 +59,7 @@ typedef struct sb_bytes {
 
 typedef struct sb_write_opts {
   bool overwrite; /* replace an existing file */
-  bool parents;   /* create missing parent directories */
+  bool parents; /* create missing parent directories */
 } sb_write_opts;
 
 /* Walk callback: rel is the entry's root-relative path. */
@@ -69,8 +69,7 @@ enum { SB_WALK_CONTINUE, SB_WALK_SKIP, SB_WALK_STOP };
 /* Before the entries of a directory (the start too): fn(rel = the directory,
  * ent->type = SB_T_ENTER, ref = the const sb_dirlist of its entries). */
 #define SB_WALK_ENTER 2u
-typedef int (*sb_walk_fn)(void *ud, const char *rel, size_t rlen,
-                          const sb_dirent *ent, const void *ref);
+typedef int (*sb_walk_fn)(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref);
 /* A file noted with want_ref, handed back by fetch_wanted (sb_backend). */
 typedef bool (*sb_fetch_fn)(void *ud, void *tag, const char *data, size_t len, sb_code c);
 
@@ -79,17 +78,17 @@ typedef struct sb_backend sb_backend;
 /* The file-system part of a sandbox: what a backend may use. */
 typedef struct sb_fs {
   const sb_backend *be;
-  void *impl;               /* the backend's state, NULL until opened */
-  sb_mem mem;               /* the Lua state's allocator */
-  const sb_policy *policy;  /* the sandbox's; read-only here */
-  sb_quota quota;           /* byte and entry budgets the backend keeps */
-  sb_buf scratch;           /* file contents a backend reads */
+  void *impl; /* the backend's state, NULL until opened */
+  sb_mem mem; /* the Lua state's allocator */
+  const sb_policy *policy; /* the sandbox's; read-only here */
+  sb_quota quota; /* byte and entry budgets the backend keeps */
+  sb_buf scratch; /* file contents a backend reads */
 } sb_fs;
 
 /* What a command needs from the file system it runs over (the local
  * runner asks the backend through this; NULL = commands cannot run here). */
 typedef struct sb_cmd_tree {
-  int root_fd;       /* the tree commands work in, read-write */
+  int root_fd; /* the tree commands work in, read-write */
   const int *ro_fds; /* trees they may read (read roots), in order */
   size_t nro;
 } sb_cmd_tree;
@@ -116,8 +115,7 @@ typedef struct sb_backend_cmd {
 struct sb_backend {
   const char *kind; /* "virtual" | "container": the word of fs/<kind>.c */
   sb_code (*read)(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
-  sb_code (*write)(sb_fs *fs, const sb_path *p, const char *data, size_t len,
-                   const sb_write_opts *o, sb_err *e);
+  sb_code (*write)(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e);
   sb_code (*stat)(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb_err *e);
   /* Make p a link to target (any bytes but NUL; the caller checked where it
    * leads, see sb_link_join); EEXIST when p exists, a link included. */
@@ -132,8 +130,7 @@ struct sb_backend {
   sb_code (*readdir)(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e);
   sb_code (*mkdir)(sb_fs *fs, const sb_path *p, bool parents, sb_err *e);
   sb_code (*remove)(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e);
-  sb_code (*rename)(sb_fs *fs, const sb_path *from, const sb_path *to,
-                    bool overwrite, sb_err *e);
+  sb_code (*rename)(sb_fs *fs, const sb_path *from, const sb_path *to, bool overwrite, sb_err *e);
   /* Depth-first below p in name order; entries not followed through links.
    * Entries carry sizes only with SB_WALK_SIZES (listing is cheaper
    * without: no stat per entry). */

@@ -17,7 +17,6 @@
 #include "fs/rooted.h"
 #include "fs/container_impl.h"
 
-
 static sb_code need_write(container *ct, sb_err *e) {
   return ct->can_write ? SB_OK : sb_fail(e, SB_EACCES, "the sandbox is read-only (mode \"r\")");
 }
@@ -66,7 +65,6 @@ static sb_code read_opened(sb_fs *fs, const layer *v, int fd, bool rules, sb_byt
   return c;
 }
 
-
 static sb_code read_in(sb_fs *fs, const layer *v, const sb_path *p, void *ud, sb_err *e) {
   int fd = sb_ct_open_in(v, p, O_RDONLY | O_NONBLOCK | O_NOCTTY, true);
   if (fd < 0) return sb_rt_fail(e, fd);
@@ -83,8 +81,8 @@ static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, s
   int fd = sb_ct_open_in(v, p, O_PATH, u->follow);
   if (fd < 0) return sb_rt_fail(e, fd);
   sb_code c = fstat(fd, &u->st) == 0 ? SB_OK : sb_rt_fail_errno(e);
-  if (c == SB_OK) c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_LIST,
-                              S_ISDIR(u->st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
+  if (c == SB_OK)
+    c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_LIST, S_ISDIR(u->st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   close(fd);
   return c;
 }
@@ -92,8 +90,8 @@ static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, s
 /* Reads and stats: the first layer where p exists answers (base_dir, then
  * the read roots in order). */
 static sb_code first_layer(sb_fs *fs, const sb_path *p,
-                           sb_code (*in)(sb_fs *, const layer *, const sb_path *, void *, sb_err *),
-                           void *out, sb_err *e) {
+                           sb_code (*in)(sb_fs *, const layer *, const sb_path *, void *, sb_err *), void *out,
+                           sb_err *e) {
   container *ct = CT(fs);
   sb_code c = SB_ENOENT;
   for (size_t i = 0; i < ct->nlayers && c == SB_ENOENT; i++) c = in(fs, &ct->layers[i], p, out, e);
@@ -203,7 +201,6 @@ static sb_code ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   return c;
 }
 
-
 typedef struct list_ud {
   const sb_path *p;
   sb_dirlist *dl;
@@ -234,13 +231,12 @@ static sb_code ct_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e
 /* ---- write side --------------------------------------------------------- */
 
 /* What stands at the target decides whether and how it is replaced. */
-static sb_code check_target(sb_fs *fs, int dirfd, const char *name, size_t len,
-                            const sb_write_opts *o, struct stat *st, bool *exists, sb_err *e) {
+static sb_code check_target(sb_fs *fs, int dirfd, const char *name, size_t len, const sb_write_opts *o, struct stat *st,
+                            bool *exists, sb_err *e) {
   *exists = fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
   if (!*exists && errno != ENOENT) return sb_rt_fail_errno(e);
   if (*exists && S_ISDIR(st->st_mode)) return sb_fail(e, SB_EISDIR, NULL);
-  if (*exists && S_ISLNK(st->st_mode))
-    return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
+  if (*exists && S_ISLNK(st->st_mode)) return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
   if (*exists && !S_ISREG(st->st_mode)) return sb_rt_type_error(st, e);
   if (*exists && !o->overwrite) return sb_fail(e, SB_EEXIST, NULL);
   return disk_check(fs, (int64_t)len - (*exists ? (int64_t)st->st_size : 0), e);
@@ -251,8 +247,7 @@ static sb_code check_target(sb_fs *fs, int dirfd, const char *name, size_t len,
  * name, is tried first with RENAME_NOREPLACE and no stat before it; only
  * when something is already there is it examined and, if allowed, replaced
  * with its mode kept. A disk quota needs the size delta first. */
-static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t len,
-                        const sb_write_opts *o, sb_err *e) {
+static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
   container *ct = CT(fs);
   sb_code c;
   if (p->must_dir && ct->can_write) return sb_fail(e, SB_EISDIR, NULL);
@@ -264,8 +259,7 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   bool exists = false, placed = false, plain = false;
   int tfd = -1;
   c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_WRITE, SB_KIND_FILE, e);
-  if (c == SB_OK && ct->disk.max != SB_UNLIMITED)
-    c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
+  if (c == SB_OK && ct->disk.max != SB_UNLIMITED) c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
   if (c == SB_OK) c = sb_rt_write_tmp(&ct->tmp, dirfd, tmp, data, len, &tfd, e);
   if (c == SB_OK && !exists) {
     placed = renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0;
@@ -280,12 +274,9 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     }
   }
   if (c == SB_OK && !placed) { /* a regular file that may be overwritten (or none, plain) */
-    if ((st.st_mode & 07777) != 0644 && fchmod(tfd, st.st_mode & 07777) != 0)
-      c = sb_rt_fail_errno(e);
-    else if (renameat(dirfd, tmp, dirfd, name) != 0)
-      c = sb_rt_fail_errno(e);
-    else
-      sb_disk_apply(&ct->disk, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
+    if ((st.st_mode & 07777) != 0644 && fchmod(tfd, st.st_mode & 07777) != 0) c = sb_rt_fail_errno(e);
+    else if (renameat(dirfd, tmp, dirfd, name) != 0) c = sb_rt_fail_errno(e);
+    else sb_disk_apply(&ct->disk, (int64_t)len - (exists ? (int64_t)st.st_size : 0));
   }
   if (tfd >= 0) {
     if (c != SB_OK) unlinkat(dirfd, tmp, 0);
@@ -303,11 +294,9 @@ static sb_code ct_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   sb_code c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_MODIFY, SB_KIND_DIR, e);
   if (c == SB_OK && mkdirat(dirfd, name, 0755) != 0) {
     struct stat st;
-    if (errno == EEXIST && parents && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISDIR(st.st_mode))
+    if (errno == EEXIST && parents && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
       c = SB_OK;
-    else
-      c = sb_rt_fail_errno(e);
+    else c = sb_rt_fail_errno(e);
   }
   close(dirfd);
   return c;
@@ -326,9 +315,9 @@ static sb_code ct_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
     text[tlen] = '\0';
     struct stat st;
     if (p->must_dir) /* "new/": a link cannot be a directory, as the kernel says */
-      c = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? sb_fail(e, SB_EEXIST, NULL) : sb_fail(e, SB_ENOENT, NULL);
-    else if (symlinkat(text, dirfd, name) != 0)
-      c = sb_rt_fail_errno(e);
+      c = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? sb_fail(e, SB_EEXIST, NULL)
+                                                              : sb_fail(e, SB_ENOENT, NULL);
+    else if (symlinkat(text, dirfd, name) != 0) c = sb_rt_fail_errno(e);
   }
   close(dirfd);
   return c;
@@ -355,16 +344,14 @@ static sb_code ct_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   uint64_t freed = 0;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) c = sb_rt_fail_errno(e);
   else if (p->must_dir && !S_ISDIR(st.st_mode)) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_MODIFY,
-                   S_ISDIR(st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
+  else c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_MODIFY, S_ISDIR(st.st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
   if (c == SB_OK && S_ISDIR(st.st_mode)) {
     if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0) {
       if ((errno == ENOTEMPTY || errno == EEXIST) && !recursive)
         c = sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
       else if (errno == ENOTEMPTY || errno == EEXIST) {
         int err = sb_tree_remove(dirfd, name, &freed);
-        if (err) c = err == ELOOP ? sb_fail(e, SB_EIO, "directory tree too deep to remove")
-                                  : sb_rt_fail(e, -err);
+        if (err) c = err == ELOOP ? sb_fail(e, SB_EIO, "directory tree too deep to remove") : sb_rt_fail(e, -err);
       } else {
         c = sb_rt_fail_errno(e);
       }
@@ -416,8 +403,7 @@ static bool in_upper(sb_fs *fs, const layer *v, int dirfd, const char *name) {
   return there; /* not known (no openat2): counted as a copy */
 }
 
-static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
-                         bool overwrite, sb_err *e) {
+static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool overwrite, sb_err *e) {
   container *ct = CT(fs);
   sb_code c = SB_OK;
   layer *v = &ct->layers[0];
@@ -446,11 +432,11 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
   if (c == SB_OK && !same && S_ISREG(s1.st_mode) && !in_upper(fs, v, fd1, n1))
     c = disk_check(fs, (int64_t)s1.st_size, e);
   if (c == SB_OK && !same) {
-    int r = overwrite ? renameat(fd1, n1, fd2, n2)
-                      : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
+    int r = overwrite ? renameat(fd1, n1, fd2, n2) : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
     if (r != 0 && errno == EXDEV && S_ISDIR(s1.st_mode)) {
       uint64_t bytes = 0; /* the copy is whole before the source goes */
-      c = ct->disk.max == SB_UNLIMITED ? SB_OK : sb_ct_walk_layer(fs, 0, from, SB_WALK_SIZES, sb_ct_count_bytes, &bytes, e);
+      c = ct->disk.max == SB_UNLIMITED ? SB_OK
+                                       : sb_ct_walk_layer(fs, 0, from, SB_WALK_SIZES, sb_ct_count_bytes, &bytes, e);
       if (c == SB_OK) c = disk_check(fs, (int64_t)bytes, e);
       if (c != SB_OK) {
         close(fd1);
@@ -500,8 +486,12 @@ sb_code sb_container_open(sb_fs *fs, const sb_container_opts *o, sb_err *e) {
     for (size_t i = 0; i < o->nroots; i++) close(o->roots[i]);
     return sb_fail_oom(e);
   }
-  *ct = (container){.layers = layers, .nlayers = nlayers, .can_write = o->can_write,
-                    .disk = {.max = o->max_disk_usage, .dirty = true}, .ro_fds = ro, .usage_fd = -1,
+  *ct = (container){.layers = layers,
+                    .nlayers = nlayers,
+                    .can_write = o->can_write,
+                    .disk = {.max = o->max_disk_usage, .dirty = true},
+                    .ro_fds = ro,
+                    .usage_fd = -1,
                     .base_fd = -1};
   sb_rt_tmp_init(&ct->tmp, ct);
   int rc = 0;
@@ -536,9 +526,7 @@ int sb_container_base(sb_fs *fs, size_t *nroots) {
   return CT(fs)->layers[0].res.rootfd;
 }
 
-const char *sb_container_resolver(sb_fs *fs) {
-  return CT(fs) ? sb_resolver_name(&CT(fs)->layers[0].res) : "closed";
-}
+const char *sb_container_resolver(sb_fs *fs) { return CT(fs) ? sb_resolver_name(&CT(fs)->layers[0].res) : "closed"; }
 
 /* ---- commands over the tree ------------------------------------------------ */
 
@@ -569,12 +557,9 @@ static void cmd_tree(sb_fs *fs, sb_cmd_tree *out) {
   out->nro = ct->nlayers - 1;
 }
 
-static void cmd_changed(sb_fs *fs) {
-  CT(fs)->disk.dirty = true; /* recount disk usage before the next write */
-}
+static void cmd_changed(sb_fs *fs) { CT(fs)->disk.dirty = true; /* recount disk usage before the next write */ }
 
-static const sb_backend_cmd container_cmd = {
-    .open_cwd = cmd_open_cwd, .tree = cmd_tree, .changed = cmd_changed};
+static const sb_backend_cmd container_cmd = {.open_cwd = cmd_open_cwd, .tree = cmd_tree, .changed = cmd_changed};
 
 const sb_backend sb_container_backend = {
     .kind = "container",

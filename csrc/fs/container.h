@@ -8,11 +8,11 @@
 extern const sb_backend sb_container_backend;
 
 typedef struct sb_container_opts {
-  int rootfd;         /* O_PATH | O_DIRECTORY; ownership passes to the backend */
-  const int *roots;   /* read roots' fds, in order; ownership passes too */
+  int rootfd; /* O_PATH | O_DIRECTORY; ownership passes to the backend */
+  const int *roots; /* read roots' fds, in order; ownership passes too */
   size_t nroots;
-  bool can_read;      /* mode "r" / "rw" */
-  bool can_write;     /* mode "w" / "rw" */
+  bool can_read; /* mode "r" / "rw" */
+  bool can_write; /* mode "w" / "rw" */
   const char *resolver; /* "auto" | "openat2" | "fallback" */
   uint64_t max_disk_usage; /* SB_UNLIMITED = none */
 } sb_container_opts;

@@ -11,7 +11,6 @@
 #include "fs/resolver.h"
 #include "fs/rooted.h"
 
-
 /* A tree reads may come from: [0] is base_dir, then the read roots. */
 typedef struct layer {
   sb_resolver res;
@@ -26,7 +25,7 @@ typedef struct container {
   sb_tmpnames tmp;
   int *ro_fds; /* the read roots' fds, for commands */
   int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */
-  int base_fd;  /* an overlay's base_dir itself (the root is then the merged view), or -1 */
+  int base_fd; /* an overlay's base_dir itself (the root is then the merged view), or -1 */
 } container;
 
 #define CT(fs) ((container *)(fs)->impl)

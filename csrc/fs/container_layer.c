@@ -12,9 +12,7 @@
 #include "fs/rooted.h"
 
 /* Bytes of buf naming the first k components. */
-static size_t prefix_len(const sb_path *p, unsigned k) {
-  return k ? (size_t)p->off[k] - 1 : 0;
-}
+static size_t prefix_len(const sb_path *p, unsigned k) { return k ? (size_t)p->off[k] - 1 : 0; }
 
 /* The last component as a NUL-terminated name. */
 const char *sb_ct_last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
@@ -25,16 +23,16 @@ const char *sb_ct_last_name(const sb_path *p, char out[SB_NAME_MAX + 1]) {
   return out;
 }
 
-
 /* Rules and extensions apply to where a path really leads: a symlink made
  * by a command must not route around them. Check the object's real
  * root-relative path (dirfd + optional name). */
-sb_code sb_ct_recheck(sb_fs *fs, const layer *v, int fd, const char *name,
-                       sb_access acc, int kind, sb_err *e) {
+sb_code sb_ct_recheck(sb_fs *fs, const layer *v, int fd, const char *name, sb_access acc, int kind, sb_err *e) {
   if (!sb_policy_judges_entries(fs->policy)) return SB_OK;
   char rel[2 * SB_PATH_MAX + 2];
   long n = sb_resolve_relpath(&v->res, fd, rel, sizeof rel - SB_NAME_MAX - 2);
-  if (n < 0) return n == -EXDEV ? sb_rt_fail(e, (int)n) : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
+  if (n < 0)
+    return n == -EXDEV ? sb_rt_fail(e, (int)n)
+                       : sb_fail(e, SB_EACCES, "cannot verify the path against the sandbox rules");
   size_t len = (size_t)n;
   if (name) {
     if (len) rel[len++] = '/';
@@ -116,8 +114,7 @@ int sb_ct_open_in(const layer *v, const sb_path *p, int flags, bool follow) {
 /* Listings and walks merge every layer where the path exists; an error
  * stops them, except ENOTDIR in a later layer (or any error there, with
  * `skip_later`) once an earlier one answered. ENOENT when none did. */
-sb_code sb_ct_merge_layers(sb_fs *fs, sb_ct_layer_each each, void *ud, bool skip_later, size_t *found,
-                            sb_err *e) {
+sb_code sb_ct_merge_layers(sb_fs *fs, sb_ct_layer_each each, void *ud, bool skip_later, size_t *found, sb_err *e) {
   container *ct = CT(fs);
   *found = 0;
   for (size_t i = 0; i < ct->nlayers; i++) {

@@ -56,8 +56,8 @@ static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth
   container *ct = CT(w->fs);
   if (depth > SB_WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
-  sb_code listed = sb_rt_list(w->fs, dirfd, &lv, ((w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0) |
-                              (readable ? SB_RT_READABLE : 0), w->e);
+  sb_code listed = sb_rt_list(w->fs, dirfd, &lv,
+                              ((w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0) | (readable ? SB_RT_READABLE : 0), w->e);
   int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
   if (r == SB_WALK_SKIP) return SB_WALK_CONTINUE;
   if (listed != SB_OK) return r;
@@ -101,8 +101,7 @@ sb_code sb_ct_usage_walk(sb_fs *fs, int fd, uint64_t *used, sb_err *e) {
   return e->code;
 }
 
-sb_code sb_ct_walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn,
-                            void *ud, sb_err *e) {
+sb_code sb_ct_walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {
   container *ct = CT(fs);
   layer *v = &ct->layers[vi];
   rwalk *w = sb_malloc(&fs->mem, sizeof *w);
@@ -164,8 +163,7 @@ static sb_code walk_each(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   return sb_ct_walk_layer(fs, i, u->p, u->flags, u->fn, u->ud, e);
 }
 
-sb_code sb_ct_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud,
-                       sb_err *e) {
+sb_code sb_ct_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {
   walk_ud u = {p, flags, fn, ud};
   size_t found;
   return sb_ct_merge_layers(fs, walk_each, &u, true, &found, e);
@@ -180,4 +178,3 @@ sb_code sb_ct_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_er
   *fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
   return *fd < 0 ? sb_rt_fail_errno(e) : SB_OK;
 }
-

@@ -64,7 +64,9 @@ static sb_code lookup_for_write(sb_fs *fs, const sb_path *p, bool parents, onode
 
 static sb_code walk_dir_sum(sb_fs *fs, int fd, uint64_t *used, int depth, sb_err *e);
 
-static sb_code disk_count(sb_fs *fs, uint64_t *used, sb_err *e) { return walk_dir_sum(fs, OV(fs)->root[UP], used, 0, e); }
+static sb_code disk_count(sb_fs *fs, uint64_t *used, sb_err *e) {
+  return walk_dir_sum(fs, OV(fs)->root[UP], used, 0, e);
+}
 
 static sb_code disk_check(sb_fs *fs, int64_t dbytes, sb_err *e) {
   return sb_disk_check(&OV(fs)->disk, fs, disk_count, dbytes, e);
@@ -115,8 +117,9 @@ static sb_code ov_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
 static sb_code ov_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e) {
   onode n;
   int r = sb_ovl_lookup_path(OV(fs), p, follow, &n);
-  sb_code c = r != 0 ? fail(e, r) : n.where < 0 ? sb_fail(e, SB_ENOENT, NULL)
-                                                : recheck(fs, &n, SB_ACC_LIST, kind_of(&n), e);
+  sb_code c = r != 0 ? fail(e, r)
+      : n.where < 0  ? sb_fail(e, SB_ENOENT, NULL)
+                     : recheck(fs, &n, SB_ACC_LIST, kind_of(&n), e);
   if (c == SB_OK) sb_rt_fill_stat(&n.st, out);
   sb_ovl_node_free(&n);
   return c;
@@ -130,7 +133,8 @@ static sb_code ov_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   sb_buf *b = &fs->scratch;
   if (r != 0) c = fail(e, r);
   else if (n.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
-  else if (!S_ISLNK(n.st.st_mode) || p->must_dir) c = sb_fail(e, SB_EINVAL, "not a symbolic link"); /* "link/" is its target */
+  else if (!S_ISLNK(n.st.st_mode) || p->must_dir)
+    c = sb_fail(e, SB_EINVAL, "not a symbolic link"); /* "link/" is its target */
   else if ((c = recheck(fs, &n, SB_ACC_LIST, SB_KIND_FILE, e)) == SB_OK) {
     b->len = 0;
     ssize_t len = -1;
@@ -168,8 +172,10 @@ static sb_code ov_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *o
 static sb_code ov_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e) {
   onode n;
   int r = sb_ovl_lookup_path(OV(fs), p, true, &n);
-  sb_code c = r != 0 ? fail(e, r) : n.where < 0 ? sb_fail(e, SB_ENOENT, NULL)
-              : !sb_ovl_is_dir(&n) ? sb_fail(e, SB_ENOTDIR, NULL) : recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e);
+  sb_code c = r != 0       ? fail(e, r)
+      : n.where < 0        ? sb_fail(e, SB_ENOENT, NULL)
+      : !sb_ovl_is_dir(&n) ? sb_fail(e, SB_ENOTDIR, NULL)
+                           : recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e);
   mdir d = {{-1, -1}};
   if (c == SB_OK && (r = sb_ovl_open_node_dir(&n, &d)) != 0) c = fail(e, r);
   if (c == SB_OK) c = sb_ovl_list_merged(fs, &d, dl, SB_RT_SIZES, e);
@@ -281,8 +287,7 @@ static sb_code ov_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, s
 
 /* ---- write side --------------------------------------------------------- */
 
-static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t len,
-                        const sb_write_opts *o, sb_err *e) {
+static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
   ovl *ov = OV(fs);
   if (p->must_dir && ov->can_write) return sb_fail(e, SB_EISDIR, NULL);
   onode n;
@@ -315,8 +320,7 @@ static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
 static sb_code ov_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   onode n;
   sb_code c = lookup_for_write(fs, p, parents, &n, e);
-  if (c == SB_OK && n.where >= 0)
-    c = parents && sb_ovl_is_dir(&n) ? SB_OK : sb_fail(e, SB_EEXIST, NULL);
+  if (c == SB_OK && n.where >= 0) c = parents && sb_ovl_is_dir(&n) ? SB_OK : sb_fail(e, SB_EEXIST, NULL);
   else if (c == SB_OK && (c = recheck(fs, &n, SB_ACC_MODIFY, SB_KIND_DIR, e)) == SB_OK) {
     int fd = sb_ovl_ensure_upper(OV(fs), n.rel, n.rlen);
     if (fd < 0) c = fail(e, fd);
@@ -387,8 +391,8 @@ static sb_code ov_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
 
 /* Copy the merged object `name` of d (found as n) to dfd/dname in the upper
  * layer: a file's bytes and mode, a link's text, a directory's merged tree. */
-static int copy_merged(sb_fs *fs, const mdir *d, const char *name, const onode *n, int dfd,
-                       const char *dname, int depth) {
+static int copy_merged(sb_fs *fs, const mdir *d, const char *name, const onode *n, int dfd, const char *dname,
+                       int depth) {
   if (depth > SB_WALK_DEPTH_MAX) return -ELOOP;
   const struct stat *st = &n->st;
   int src = d->fd[n->where];
@@ -442,7 +446,8 @@ static int place(sb_fs *fs, const onode *f, const onode *t, int tfd, uint64_t *f
   bool dir = S_ISDIR(f->st.st_mode);
   bool whole = movable(f);
   int r = clear_whiteout(tfd, t);
-  if (r == 0 && t->where == UP && S_ISDIR(t->st.st_mode)) r = -sb_tree_remove(tfd, t->name, freed); /* empty in the view */
+  if (r == 0 && t->where == UP && S_ISDIR(t->st.st_mode))
+    r = -sb_tree_remove(tfd, t->name, freed); /* empty in the view */
   if (r != 0) return r;
   if (whole) {
     if (renameat(f->parent.fd[UP], f->name, tfd, t->name) != 0) return -errno;
@@ -520,8 +525,10 @@ static int cmd_open_cwd(sb_fs *fs, const sb_path *p, char *rel, size_t cap, sb_e
   (void)p;
   (void)rel;
   (void)cap;
-  sb_failf(e, SB_ENOTSUP, "commands need the kernel's overlayfs, which could not be mounted here (%s); "
-           "the file operations work", OV(fs)->why);
+  sb_failf(e, SB_ENOTSUP,
+           "commands need the kernel's overlayfs, which could not be mounted here (%s); "
+           "the file operations work",
+           OV(fs)->why);
   return -1;
 }
 
@@ -551,7 +558,9 @@ sb_code sb_overlay_open(sb_fs *fs, const sb_overlay_opts *o, sb_err *e) {
     close(o->lower_fd);
     return sb_fail_oom(e);
   }
-  *ov = (ovl){.root = {o->upper_fd, o->lower_fd}, .can_read = o->can_read, .can_write = o->can_write,
+  *ov = (ovl){.root = {o->upper_fd, o->lower_fd},
+              .can_read = o->can_read,
+              .can_write = o->can_write,
               .opaque_x = o->userxattr ? "user.overlay.opaque" : "trusted.overlay.opaque",
               .disk = {.max = o->max_disk_usage, .dirty = true}};
   snprintf(ov->why, sizeof ov->why, "%s", o->why ? o->why : "no sandbox namespace");

@@ -13,9 +13,9 @@ extern const sb_backend sb_overlay_backend;
 typedef struct sb_overlay_opts {
   int upper_fd, lower_fd; /* O_PATH | O_DIRECTORY; ownership passes to the backend */
   bool can_read, can_write;
-  bool userxattr;          /* opaque directories marked user.overlay.* (else trusted.overlay.*) */
+  bool userxattr; /* opaque directories marked user.overlay.* (else trusted.overlay.*) */
   uint64_t max_disk_usage; /* of the upper layer; SB_UNLIMITED = none */
-  const char *why;         /* why the kernel's overlay is not there (for exec's ENOTSUP) */
+  const char *why; /* why the kernel's overlay is not there (for exec's ENOTSUP) */
 } sb_overlay_opts;
 
 /* Attach the backend to fs. On failure both fds are closed. */

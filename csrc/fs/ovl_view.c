@@ -121,8 +121,7 @@ int sb_ovl_dup_fd(int fd) {
 /* ---- lookup ------------------------------------------------------------- */
 
 /* Splice the link n->name of d into the rest of the path (see the resolver). */
-static int splice_link(const mdir *d, const onode *n, char *buf, size_t *pos, size_t *end, int *hops,
-                       size_t *orig) {
+static int splice_link(const mdir *d, const onode *n, char *buf, size_t *pos, size_t *end, int *hops, size_t *orig) {
   char target[SB_PATH_MAX + 1];
   ssize_t len = readlinkat(d->fd[n->where], n->name, target, sizeof target);
   if (len < 0) return -errno;
@@ -340,7 +339,6 @@ int sb_ovl_upper_parent(const ovl *ov, const onode *n) {
   return sb_ovl_ensure_upper(ov, n->rel, n->plen);
 }
 
-
 /* The entries of the merged directory d: the upper layer's, then the
  * base's it does not shadow; whiteouts hide and are dropped. */
 sb_code sb_ovl_list_merged(sb_fs *fs, const mdir *d, sb_dirlist *dl, unsigned flags, sb_err *e) {
@@ -354,8 +352,7 @@ sb_code sb_ovl_list_merged(sb_fs *fs, const mdir *d, sb_dirlist *dl, unsigned fl
   }
   if (c != SB_OK) return c;
   sb_dirlist_fix_names(dl, start);
-  if (d->fd[UP] >= 0 && d->fd[LO] >= 0 && sb_dirlist_unique(&fs->mem, dl) != 0)
-    return sb_fail_oom(e);
+  if (d->fd[UP] >= 0 && d->fd[LO] >= 0 && sb_dirlist_unique(&fs->mem, dl) != 0) return sb_fail_oom(e);
   size_t w = start;
   for (size_t k = start; k < dl->n; k++)
     if (dl->v[k].type != SB_T_WHITEOUT) dl->v[w++] = dl->v[k];
@@ -373,7 +370,6 @@ int sb_ovl_open_node_dir(const onode *n, mdir *out) {
   return sb_ovl_descend(&n->parent, n->name, n, out);
 }
 
-
 /* The bytes of the regular files of the merged tree below d (a copy's cost). */
 void sb_ovl_merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth) {
   sb_dirlist dl = {0};
@@ -384,7 +380,8 @@ void sb_ovl_merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth) {
       onode n;
       mdir sub;
       sb_ovl_node_init(&n);
-      if (dl.v[i].type == SB_T_DIR && sb_ovl_child(d, dl.v[i].name, &n) == 0 && sb_ovl_descend(d, dl.v[i].name, &n, &sub) == 0) {
+      if (dl.v[i].type == SB_T_DIR && sb_ovl_child(d, dl.v[i].name, &n) == 0 &&
+          sb_ovl_descend(d, dl.v[i].name, &n, &sub) == 0) {
         sb_ovl_merged_bytes(fs, &sub, bytes, depth + 1);
         sb_ovl_mdir_close(&sub);
       }

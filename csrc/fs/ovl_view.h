@@ -12,7 +12,7 @@
 #include "fs/rooted.h"
 
 enum { UP = 0, LO = 1 };
-#define DEPTH_MAX 512      /* directories a lookup may hold */
+#define DEPTH_MAX 512 /* directories a lookup may hold */
 
 typedef struct ovl {
   int root[2]; /* O_PATH | O_DIRECTORY: the upper layer, base_dir */
@@ -31,20 +31,19 @@ typedef struct mdir {
   int fd[2];
 } mdir;
 
-
 /* What a lookup found: the parent directory (owned), the final name and
  * what the merged view holds there. */
 typedef struct onode {
   mdir parent;
   char name[SB_NAME_MAX + 1]; /* "" = the root itself */
-  int where;                  /* UP, LO, or -1: nothing there */
-  bool whiteout;              /* the upper layer hides the name */
-  bool lower_has;             /* the base (where visible) has an entry of that name */
-  bool lower_dir;             /* ... and it is a directory */
-  struct stat st;             /* the object (lstat), where >= 0 */
-  char rel[SB_WORK_MAX + 1];     /* its real root-relative path in the merged view */
-  size_t rlen, plen;          /* rel's length; the parent's part of it */
-  bool partial;               /* ENOENT before the final component: rel is where it was going */
+  int where; /* UP, LO, or -1: nothing there */
+  bool whiteout; /* the upper layer hides the name */
+  bool lower_has; /* the base (where visible) has an entry of that name */
+  bool lower_dir; /* ... and it is a directory */
+  struct stat st; /* the object (lstat), where >= 0 */
+  char rel[SB_WORK_MAX + 1]; /* its real root-relative path in the merged view */
+  size_t rlen, plen; /* rel's length; the parent's part of it */
+  bool partial; /* ENOENT before the final component: rel is where it was going */
 } onode;
 
 /* Close both fds; idempotent. */

@@ -15,7 +15,7 @@
 #include "base/path.h"
 
 #define EAGAIN_RETRIES 128 /* libpathrs' bound: ~0.1 % residual under a storm */
-#define DEPTH_MAX 1024     /* directory fds the fallback may hold */
+#define DEPTH_MAX 1024 /* directory fds the fallback may hold */
 
 static int sys_openat2_how(int dirfd, const char *path, int flags, mode_t mode, bool follow, uint64_t extra) {
   struct open_how how;
@@ -59,22 +59,18 @@ int sb_resolver_init(sb_resolver *r, int rootfd, const char *want) {
   return 0;
 }
 
-const char *sb_resolver_name(const sb_resolver *r) {
-  return r->kind == SB_RESOLVE_OPENAT2 ? "openat2" : "fallback";
-}
+const char *sb_resolver_name(const sb_resolver *r) { return r->kind == SB_RESOLVE_OPENAT2 ? "openat2" : "fallback"; }
 
 static bool on_procfs(int dirfd) {
   struct statfs sf;
   return fstatfs(dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
 
-
 /* Splice the link `name` in cur (the component ending at buf[pos]) into
  * the rest of the path: buf becomes target + rest. 0, or -errno (-ENOTDIR:
  * not a link after all; -EXDEV: absolute, so it leaves the root even when
  * it points back in; -ELOOP: past the hop budget, or a procfs magic link). */
-static int splice_link(int cur, const char *name, char saved, char *buf, size_t *pos, size_t *end,
-                       int *hops) {
+static int splice_link(int cur, const char *name, char saved, char *buf, size_t *pos, size_t *end, int *hops) {
   char target[SB_PATH_MAX + 1];
   ssize_t n = readlinkat(cur, name, target, sizeof target);
   buf[*pos] = saved; /* name ended there */
@@ -97,8 +93,7 @@ static int splice_link(int cur, const char *name, char saved, char *buf, size_t 
  * follow_final a final symlink is followed too (while it stays inside);
  * a component a link's target ends with "/" must be a directory, and is
  * followed, as the kernel does. */
-static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode,
-                bool follow_final) {
+static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode, bool follow_final) {
   char buf[SB_WORK_MAX + 1];
   int stack[DEPTH_MAX];
   int sp = 0, cur = r->rootfd, hops = 0, ret;
@@ -179,8 +174,7 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
   return ret;
 }
 
-static int resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode,
-                   bool follow_final) {
+static int resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode, bool follow_final) {
   if (len > SB_PATH_MAX) return -ENAMETOOLONG;
   if (r->kind == SB_RESOLVE_FALLBACK) return walk(r, rel, len, flags, mode, follow_final);
   char tmp[SB_PATH_MAX + 1];

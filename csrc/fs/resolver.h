@@ -21,7 +21,7 @@ enum { SB_RESOLVE_OPENAT2 = 1, SB_RESOLVE_FALLBACK = 2 };
 
 typedef struct sb_resolver {
   int rootfd; /* O_PATH | O_DIRECTORY, owned by the caller */
-  int kind;   /* SB_RESOLVE_OPENAT2 | SB_RESOLVE_FALLBACK */
+  int kind; /* SB_RESOLVE_OPENAT2 | SB_RESOLVE_FALLBACK */
 } sb_resolver;
 
 /* Choose the implementation once: want = "auto", "openat2" or "fallback";

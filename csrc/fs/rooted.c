@@ -17,8 +17,10 @@
 sb_code sb_rt_fail(sb_err *e, int neg) {
   switch (-neg) {
   case EXDEV: return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
-  case ENXIO: case ENODEV: return sb_fail(e, SB_ENOTSUP, "not a regular file");
-  case EMFILE: case ENFILE: return sb_fail(e, SB_EIO, "too many open files");
+  case ENXIO:
+  case ENODEV: return sb_fail(e, SB_ENOTSUP, "not a regular file");
+  case EMFILE:
+  case ENFILE: return sb_fail(e, SB_EIO, "too many open files");
   default: return sb_fail_errno(e, -neg);
   }
 }
@@ -30,11 +32,7 @@ sb_code sb_rt_type_error(const struct stat *st, sb_err *e) {
   return sb_fail(e, SB_ENOTSUP, "not a regular file (a FIFO, socket or device)");
 }
 
-
-bool sb_rt_is_tmp(const char *name) {
-  return strncmp(name, TMP_PREFIX, sizeof TMP_PREFIX - 1) == 0;
-}
-
+bool sb_rt_is_tmp(const char *name) { return strncmp(name, TMP_PREFIX, sizeof TMP_PREFIX - 1) == 0; }
 
 /* Read an open regular file of about size_hint bytes into fs->scratch
  * (NUL-terminated), under the read limit even if it grows meanwhile. */
@@ -42,8 +40,7 @@ sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_e
   sb_buf *b = &fs->scratch;
   uint64_t max = fs->policy->max_read_bytes;
   b->len = 0;
-  if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0)
-    return sb_fail_oom(e);
+  if (sb_buf_reserve(&fs->mem, b, (size_t)(size_hint < max ? size_hint : max) + 1) != 0) return sb_fail_oom(e);
   for (;;) {
     if (b->len > max) return sb_policy_read_size(fs->policy, b->len, e); /* grew while read */
     if (b->cap - b->len < 2 && sb_buf_reserve(&fs->mem, b, b->len + 4096 > max + 2 ? 2 : 4096) != 0)
@@ -63,8 +60,10 @@ sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_e
 }
 
 void sb_rt_fill_stat(const struct stat *st, sb_stat *out) {
-  out->type = S_ISREG(st->st_mode) ? SB_T_FILE : S_ISDIR(st->st_mode) ? SB_T_DIR
-            : S_ISLNK(st->st_mode) ? SB_T_SYMLINK : SB_T_OTHER;
+  out->type = S_ISREG(st->st_mode) ? SB_T_FILE
+      : S_ISDIR(st->st_mode)       ? SB_T_DIR
+      : S_ISLNK(st->st_mode)       ? SB_T_SYMLINK
+                                   : SB_T_OTHER;
   /* a link's size is the length of its text, as lstat says */
   out->size = S_ISREG(st->st_mode) || S_ISLNK(st->st_mode) ? (uint64_t)st->st_size : 0;
   out->mtime = (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9;
@@ -73,8 +72,7 @@ void sb_rt_fill_stat(const struct stat *st, sb_stat *out) {
 
 /* One entry of a listing (names "." and ".." and our temporary files
  * left out); false on out of memory. */
-static bool list_entry(sb_fs *fs, int dirfd, const char *nm, unsigned char dtype, sb_dirlist *dl,
-                       unsigned flags) {
+static bool list_entry(sb_fs *fs, int dirfd, const char *nm, unsigned char dtype, sb_dirlist *dl, unsigned flags) {
   bool sizes = flags & SB_RT_SIZES;
   if ((nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) || sb_rt_is_tmp(nm)) return true;
   sb_dirent ent = {.namelen = strlen(nm), .type = SB_T_DIR, .size = 0};
@@ -94,8 +92,7 @@ static bool list_entry(sb_fs *fs, int dirfd, const char *nm, unsigned char dtype
   }
 push:
   ent.name_off = dl->names.len; /* the arena may still move */
-  return sb_buf_append(&fs->mem, &dl->names, nm, ent.namelen + 1) == 0 &&
-         sb_dirlist_push(&fs->mem, dl, &ent) == 0;
+  return sb_buf_append(&fs->mem, &dl->names, nm, ent.namelen + 1) == 0 && sb_dirlist_push(&fs->mem, dl, &ent) == 0;
 }
 
 /* The entries of dirfd; with `sizes` every non-directory is stat'ed (else
@@ -126,7 +123,6 @@ sb_code sb_rt_list(sb_fs *fs, int dirfd, sb_dirlist *dl, unsigned flags, sb_err 
   return c;
 }
 
-
 /* splitmix64: tmp names that are unpredictable from outside (seeded once
  * from getrandom) without a system call per write. */
 static uint64_t next_tmp(sb_tmpnames *t) {
@@ -139,8 +135,7 @@ static uint64_t next_tmp(sb_tmpnames *t) {
 /* Creates the temporary file, writes, syncs and gives it mode 0644; the fd
  * stays open (*fdout) so its mode can still be changed without a lookup.
  * On failure nothing is left behind. */
-sb_code sb_rt_write_tmp(sb_tmpnames *t, int dirfd, char tmp[32], const char *data, size_t len,
-                         int *fdout, sb_err *e) {
+sb_code sb_rt_write_tmp(sb_tmpnames *t, int dirfd, char tmp[32], const char *data, size_t len, int *fdout, sb_err *e) {
   int fd = -1;
   for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
     snprintf(tmp, 32, TMP_PREFIX "%016llx", (unsigned long long)next_tmp(t));
@@ -167,15 +162,14 @@ sb_code sb_rt_write_tmp(sb_tmpnames *t, int dirfd, char tmp[32], const char *dat
   return SB_OK;
 }
 
-
 void sb_rt_tmp_init(sb_tmpnames *t, const void *salt) {
   if (getrandom(&t->seed, sizeof t->seed, GRND_NONBLOCK) != sizeof t->seed)
     t->seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)salt; /* still unique per process */
   t->count = 0;
 }
 
-int sb_rt_walk_begin(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud,
-                     char *rel, size_t rlen, sb_err *e) {
+int sb_rt_walk_begin(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud, char *rel,
+                     size_t rlen, sb_err *e) {
   if (listed != SB_OK) {
     sb_dirlist_free(&fs->mem, lv);
     if (e->code == SB_ENOSPC) return SB_WALK_STOP;
@@ -212,7 +206,8 @@ sb_code sb_disk_check(sb_disk *d, sb_fs *fs, sb_disk_count_fn count, int64_t dby
   }
   sb_quota q = {.max_bytes = d->max, .used_bytes = d->used, .max_nodes = SB_UNLIMITED};
   sb_code c = sb_quota_check(&q, dbytes, 0, e);
-  if (c == SB_ENOSPC) sb_failf(e, SB_ENOSPC, "max_disk_usage (%llu bytes) would be exceeded", (unsigned long long)d->max);
+  if (c == SB_ENOSPC)
+    sb_failf(e, SB_ENOSPC, "max_disk_usage (%llu bytes) would be exceeded", (unsigned long long)d->max);
   return c;
 }
 

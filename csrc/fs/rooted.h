@@ -41,8 +41,8 @@ void sb_disk_apply(sb_disk *d, int64_t dbytes);
 sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_err *e);
 void sb_rt_fill_stat(const struct stat *st, sb_stat *out);
 
-#define SB_RT_SIZES 1u     /* stat every non-directory (sizes, exact types) */
-#define SB_RT_READABLE 2u  /* dirfd is open for reading, at its start */
+#define SB_RT_SIZES 1u /* stat every non-directory (sizes, exact types) */
+#define SB_RT_READABLE 2u /* dirfd is open for reading, at its start */
 #define SB_RT_WHITEOUTS 4u /* mark whiteouts (char device 0/0) SB_T_WHITEOUT */
 /* Append the entries of dirfd to dl (names in dl->names: the caller fixes them up). */
 sb_code sb_rt_list(sb_fs *fs, int dirfd, sb_dirlist *dl, unsigned flags, sb_err *e);
@@ -51,8 +51,8 @@ sb_code sb_rt_list(sb_fs *fs, int dirfd, sb_dirlist *dl, unsigned flags, sb_err 
  * sorted and announced (SB_WALK_ENTER). SB_WALK_CONTINUE to visit the
  * entries; SB_WALK_SKIP: nothing to visit (unreadable; lv freed);
  * SB_WALK_STOP (out of memory: lv freed, or the callback said so). */
-int sb_rt_walk_begin(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud,
-                     char *rel, size_t rlen, sb_err *e);
+int sb_rt_walk_begin(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud, char *rel,
+                     size_t rlen, sb_err *e);
 /* Append "/" and ent's name to rel (rlen bytes): the new length, 0 past SB_PATH_MAX. */
 size_t sb_rt_walk_name(char *rel, size_t rlen, const sb_dirent *ent);
 
@@ -64,7 +64,6 @@ typedef struct sb_tmpnames {
 void sb_rt_tmp_init(sb_tmpnames *t, const void *salt);
 /* Create a temporary file in dirfd (its name in tmp), write, sync, mode
  * 0644; the fd stays open (*fdout). On failure nothing is left behind. */
-sb_code sb_rt_write_tmp(sb_tmpnames *t, int dirfd, char tmp[32], const char *data, size_t len,
-                        int *fdout, sb_err *e);
+sb_code sb_rt_write_tmp(sb_tmpnames *t, int dirfd, char tmp[32], const char *data, size_t len, int *fdout, sb_err *e);
 
 #endif

@@ -48,9 +48,7 @@ static int empty_at(int parent, const char *name, int depth, uint64_t *freed) {
   return err;
 }
 
-int sb_tree_empty(int parent, const char *name, uint64_t *freed) {
-  return empty_at(parent, name, 0, freed);
-}
+int sb_tree_empty(int parent, const char *name, uint64_t *freed) { return empty_at(parent, name, 0, freed); }
 
 int sb_tree_remove(int parent, const char *name, uint64_t *freed) {
   int err = empty_at(parent, name, 0, freed);

@@ -9,8 +9,8 @@
 
 /* Where a link was followed, the rules judge the real path (dir's, plus
  * name when given), as the container judges every path. */
-static sb_code recheck(sb_fs *fs, const vres *r, const vnode *dir, const char *name, size_t nlen,
-                       sb_access acc, int kind, sb_err *e) {
+static sb_code recheck(sb_fs *fs, const vres *r, const vnode *dir, const char *name, size_t nlen, sb_access acc,
+                       int kind, sb_err *e) {
   const sb_policy *pol = fs->policy;
   if (!r->followed || !sb_policy_judges_entries(pol)) return SB_OK;
   char real[SB_PATH_MAX + SB_NAME_MAX + 2];
@@ -37,8 +37,7 @@ static sb_code vt_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   return SB_OK;
 }
 
-static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t len,
-                         const sb_write_opts *o, sb_err *e) {
+static sb_code vt_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
   const sb_mem *hmem = &fs->mem;
   vtree *v = VT(fs);
   if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
@@ -153,8 +152,9 @@ static sb_code vt_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   if ((c = sb_quota_check(&fs->quota, (int64_t)tlen, 1, e)) != SB_OK) return c;
   vnode *l = sb_vt_node_new(hmem, name, nlen, SB_T_SYMLINK);
   char *text = sb_malloc(hmem, tlen + 1);
-  if (!l || !text || (memcpy(text, target, tlen), text[tlen] = '\0', l->data = text, l->size = tlen,
-                      !sb_vt_child_add(hmem, dir.node, l))) {
+  if (!l || !text ||
+      (memcpy(text, target, tlen), text[tlen] = '\0', l->data = text, l->size = tlen,
+       !sb_vt_child_add(hmem, dir.node, l))) {
     sb_free(hmem, text, text ? tlen + 1 : 0);
     sb_free(hmem, l, l ? sb_vt_node_bytes(nlen) : 0);
     return sb_fail_oom(e);
@@ -260,8 +260,8 @@ static sb_code vt_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   if (p->must_dir && n->type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL);
   size_t nlen;
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
-  if ((c = recheck(fs, &dir, dir.node, name, nlen, SB_ACC_MODIFY,
-                   n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e)) != SB_OK)
+  if ((c = recheck(fs, &dir, dir.node, name, nlen, SB_ACC_MODIFY, n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE,
+                   e)) != SB_OK)
     return c;
   if (n->type == SB_T_DIR && n->children && !recursive)
     return sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
@@ -274,8 +274,7 @@ static bool is_ancestor(const vnode *a, const vnode *n) {
   return false;
 }
 
-static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to,
-                          bool overwrite, sb_err *e) {
+static sb_code vt_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool overwrite, sb_err *e) {
   const sb_mem *hmem = &fs->mem;
   vtree *v = VT(fs);
   vnode *src, *sdir, *dir;
@@ -402,8 +401,7 @@ static int walk_dir(walk_state *w, vnode *d, size_t rlen, sb_err *e) {
   return r;
 }
 
-static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud,
-                       sb_err *e) {
+static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {
   vres r;
   sb_code c = sb_vt_lookup(VT(fs), p, true, &r, e); /* a named start is followed: grep{path = "link"} */
   if (c != SB_OK) return c;
@@ -417,7 +415,8 @@ static sb_code vt_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn f
   e->code = SB_OK;
   /* below a followed link, entries are named by where they really are, so
    * rules judge real paths (as the container does) */
-  size_t rlen = r.followed && sb_policy_judges_entries(fs->policy) ? sb_vt_node_path(n, w->rel) : sb_path_clean(p, w->rel);
+  size_t rlen =
+      r.followed && sb_policy_judges_entries(fs->policy) ? sb_vt_node_path(n, w->rel) : sb_path_clean(p, w->rel);
   if ((c = recheck(fs, &r, n, NULL, 0, SB_ACC_LIST, n->type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE, e)) != SB_OK) {
     sb_free(&fs->mem, w, sizeof *w);
     return c;
@@ -453,16 +452,13 @@ static void vt_close(sb_fs *fs) {
 
 static size_t tree_bytes(vnode *n) {
   size_t total = sb_vt_node_bytes(n->namelen) + (n->type != SB_T_DIR && n->data ? n->size + 1 : 0);
-  if (n->children)
-    total += sizeof(UT_hash_table) + n->children->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
+  if (n->children) total += sizeof(UT_hash_table) + n->children->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
   vnode *c, *tmp;
   HASH_ITER(hh, n->children, c, tmp) total += tree_bytes(c);
   return total;
 }
 
-size_t sb_virtual_footprint(sb_fs *fs) {
-  return VT(fs) ? sizeof(vtree) + tree_bytes(VT(fs)->root) : 0;
-}
+size_t sb_virtual_footprint(sb_fs *fs) { return VT(fs) ? sizeof(vtree) + tree_bytes(VT(fs)->root) : 0; }
 
 sb_code sb_virtual_open(sb_fs *fs, sb_err *e) {
   vtree *v = sb_malloc(&fs->mem, sizeof *v);

@@ -76,7 +76,6 @@ sb_code sb_vt_unlink_free(sb_fs *fs, vnode *n) {
 
 /* ---- resolution (SPEC §4), as the container's resolver does it ---------- */
 
-
 /* Resolve a clean path ("" = the root; ".." kept) beneath the root: ".."
  * climbs to the real parent, links are spliced into what remains (an
  * absolute target, or a ".." above the root, is EESCAPE; more than
@@ -107,7 +106,8 @@ sb_code sb_vt_resolve(vtree *v, const char *path, size_t len, bool follow, vres 
     if (!ch) return sb_fail(e, SB_ENOENT, NULL);
     if (ch->type == SB_T_SYMLINK && (!final || follow || slash)) {
       if (++hops > SB_HOPS_MAX) return sb_fail(e, SB_ELOOP, NULL);
-      if (ch->data[0] == '/') return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
+      if (ch->data[0] == '/')
+        return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
       size_t n = ch->size, restlen = end - pos;
       if (n + restlen > SB_WORK_MAX) return sb_fail(e, SB_ENAMETOOLONG, NULL);
       memmove(buf + n, buf + pos, restlen);
@@ -164,8 +164,7 @@ sb_code sb_vt_resolve_dir(vtree *v, const sb_path *p, unsigned k, vres *r, sb_er
  * the quota check), found as the container finds them: the deepest prefix
  * that resolves. A missing component followed by "..", or one that exists
  * only as a dangling link, cannot be created: ENOENT. */
-sb_code sb_vt_find_parent(vtree *v, const sb_path *p, bool create, vres *dir,
-                           unsigned *first_missing, sb_err *e) {
+sb_code sb_vt_find_parent(vtree *v, const sb_path *p, bool create, vres *dir, unsigned *first_missing, sb_err *e) {
   unsigned upto = p->ncomp - 1;
   *first_missing = upto;
   sb_code c = sb_vt_resolve_dir(v, p, upto, dir, e);
@@ -186,8 +185,8 @@ sb_code sb_vt_find_parent(vtree *v, const sb_path *p, bool create, vres *dir,
 }
 
 /* Create directories for components [from, upto) under dir. On OOM, undo. */
-sb_code sb_vt_make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from,
-                         unsigned upto, vnode **last, sb_err *e) {
+sb_code sb_vt_make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from, unsigned upto, vnode **last,
+                        sb_err *e) {
   const sb_mem *hmem = &fs->mem;
   vnode *first = NULL, *cur = dir;
   for (unsigned i = from; i < upto; i++) {
@@ -206,4 +205,3 @@ sb_code sb_vt_make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from,
   *last = cur;
   return SB_OK;
 }
-

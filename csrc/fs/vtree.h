@@ -22,10 +22,10 @@ struct vnode {
   UT_hash_handle hh; /* in the parent's table of children */
   vnode *parent;
   vnode *children; /* directories: head of the children table */
-  char *data;      /* files: `size` bytes and a NUL (NULL when empty) */
+  char *data; /* files: `size` bytes and a NUL (NULL when empty) */
   uint64_t size;
   double mtime;
-  uint8_t type;     /* SB_T_FILE | SB_T_DIR | SB_T_SYMLINK (data: the target, size: its length) */
+  uint8_t type; /* SB_T_FILE | SB_T_DIR | SB_T_SYMLINK (data: the target, size: its length) */
   uint8_t unsorted; /* directories: children no longer in name order */
   uint16_t namelen;
   char name[];
@@ -38,7 +38,7 @@ typedef struct vtree {
 #define VT(fs) ((vtree *)(fs)->impl)
 
 typedef struct vres {
-  vnode *node;   /* what the path names */
+  vnode *node; /* what the path names */
   bool followed; /* a link was followed on the way (the policy looks again) */
 } vres;
 
@@ -67,7 +67,6 @@ sb_code sb_vt_resolve_dir(vtree *v, const sb_path *p, unsigned k, vres *r, sb_er
 /* The parent of p's last component; with `create`, the first missing one. */
 sb_code sb_vt_find_parent(vtree *v, const sb_path *p, bool create, vres *dir, unsigned *first_missing, sb_err *e);
 /* Directories for p's components [from, upto) under dir (undone on OOM). */
-sb_code sb_vt_make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from, unsigned upto, vnode **last,
-                        sb_err *e);
+sb_code sb_vt_make_dirs(sb_fs *fs, const sb_path *p, vnode *dir, unsigned from, unsigned upto, vnode **last, sb_err *e);
 
 #endif

@@ -19,9 +19,9 @@
 typedef struct channel {
   int in, out, sigfd; /* -1 when not taken */
   bool closed, eof, skipping;
-  sigset_t old;       /* the caller's mask, restored by close */
+  sigset_t old; /* the caller's mask, restored by close */
   size_t max_line;
-  char *buf;          /* unconsumed input: [start, len) */
+  char *buf; /* unconsumed input: [start, len) */
   size_t start, len, cap;
   lua_Alloc alloc;
   void *aud;

@@ -71,8 +71,7 @@ static inline void sb_compat_rawsetp(lua_State *L, int i, const void *p) {
 static inline int sb_compat_isinteger(lua_State *L, int i) {
   if (lua_type(L, i) != LUA_TNUMBER) return 0;
   lua_Number n = lua_tonumber(L, i);
-  return n == (lua_Number)(lua_Integer)n && n >= -(lua_Number)SB_LUA_EXACT_INT &&
-         n <= (lua_Number)SB_LUA_EXACT_INT;
+  return n == (lua_Number)(lua_Integer)n && n >= -(lua_Number)SB_LUA_EXACT_INT && n <= (lua_Number)SB_LUA_EXACT_INT;
 }
 #define lua_isinteger sb_compat_isinteger
 
@@ -194,7 +193,8 @@ static inline int sb_compat_typeerror(lua_State *L, int arg, const char *tname) 
  * integer where the Lua has them, else as a number while it is exact. */
 static inline void sb_lua_pushu64(lua_State *L, uint64_t v) {
 #if LUA_VERSION_NUM == 501
-  if (v > (uint64_t)SB_LUA_EXACT_INT) luaL_error(L, "a count of %f is too large for this Lua (numbers are doubles)", (double)v);
+  if (v > (uint64_t)SB_LUA_EXACT_INT)
+    luaL_error(L, "a count of %f is too large for this Lua (numbers are doubles)", (double)v);
 #endif
   lua_pushinteger(L, (lua_Integer)v);
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "lua/options.h"
 
 static void confine_close(lua_State *L, sb_sandbox *sb, void *state) {

@@ -70,9 +70,7 @@ static char **string_array(lua_State *L, int idx, const char *what) {
   return v;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The child's environment: the sandbox's base (normalised options), its
  * private TMPDIR, then the call's extra variables; as a sorted list of
@@ -146,8 +144,10 @@ static int l_spawn(lua_State *L) {
   memset(&cmd, 0, sizeof cmd);
   cmd.background = sb_lua_opt_bool(L, 2, "background", false);
   if (cmd.background && sb_runner_live(lr->r, true) >= lr->max_background) {
-    sb_failf(&op->e, SB_EBUSY, "%d background processes are running (max_background_processes); "
-             "wait for or kill one first", lr->max_background);
+    sb_failf(&op->e, SB_EBUSY,
+             "%d background processes are running (max_background_processes); "
+             "wait for or kill one first",
+             lr->max_background);
     return sb_push_err(L, &op->e, NULL, 0);
   }
   lua_getfield(L, 2, "argv");
@@ -255,14 +255,18 @@ static int m_processes(lua_State *L) {
 }
 
 void sb_lua_exec_methods(lua_State *L) {
-  static const luaL_Reg fns[] = {{"poll", m_poll}, {"processes", m_processes},
-                                 {"backend_fd", m_backend_fd}, {"backend_timeout", m_backend_timeout},
+  static const luaL_Reg fns[] = {{"poll", m_poll},
+                                 {"processes", m_processes},
+                                 {"backend_fd", m_backend_fd},
+                                 {"backend_timeout", m_backend_timeout},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }
 
 void sb_lua_exec_open(lua_State *L) {
-  static const luaL_Reg fns[] = {{"spawn", l_spawn}, {"exec_config", l_exec_config},
-                                 {"set_error_handler", sb_lua_set_error_handler}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"spawn", l_spawn},
+                                 {"exec_config", l_exec_config},
+                                 {"set_error_handler", sb_lua_set_error_handler},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

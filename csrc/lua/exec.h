@@ -14,6 +14,6 @@ int sb_lua_exec_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e
 double sb_lua_exec_grace(const sb_sandbox *sb);
 
 void sb_lua_exec_methods(lua_State *L); /* poll, processes, backend_fd, backend_timeout */
-void sb_lua_exec_open(lua_State *L);    /* core.spawn, core.exec_config, core.set_error_handler */
+void sb_lua_exec_open(lua_State *L); /* core.spawn, core.exec_config, core.set_error_handler */
 
 #endif

@@ -57,8 +57,10 @@ static void advise_link_write(sb_sandbox *sb, sb_op *op) {
   if (c == SB_EESCAPE)
     sb_fail(&op->e, SB_EESCAPE, "this is a symbolic link leading outside the sandbox: it is not written through");
   else if (c == SB_OK)
-    sb_failf(&op->e, SB_ELOOP, "this is a symbolic link to '%.*s' (writes never follow a link): write to '%.*s' "
-             "instead, or remove the link first", 200, to, 200, to);
+    sb_failf(&op->e, SB_ELOOP,
+             "this is a symbolic link to '%.*s' (writes never follow a link): write to '%.*s' "
+             "instead, or remove the link first",
+             200, to, 200, to);
 }
 
 /* "x/." names x only as a directory to look in: remove and rename refuse
@@ -76,11 +78,11 @@ static sb_code refuse_dot_final(sb_sandbox *sb, sb_op *op) {
 
 typedef struct moved {
   const sb_policy *pol;
-  size_t flen;                   /* the real source's length: entries below start with it */
-  char to[SB_PATH_MAX + 1];      /* where it goes */
+  size_t flen; /* the real source's length: entries below start with it */
+  char to[SB_PATH_MAX + 1]; /* where it goes */
   size_t tlen;
   char path[2 * SB_PATH_MAX + 2]; /* an entry's new path */
-  char hit[SB_PATH_MAX + 1];     /* the first entry that would leave its rule */
+  char hit[SB_PATH_MAX + 1]; /* the first entry that would leave its rule */
 } moved;
 
 static int moved_fn(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
@@ -133,8 +135,10 @@ static sb_code rename_keeps_denied(sb_sandbox *sb, sb_op *op, sb_op *to) {
       c = sb_failf(&op->e, e.code, "cannot check what the move would carry out of the deny rules: %s",
                    e.msg ? e.msg : sb_code_name(e.code));
     else if (m->hit[0])
-      c = sb_failf(&op->e, SB_EACCES, "moving it would carry '%.200s', which the sandbox rules deny, to where "
-                   "they do not: move what is allowed instead", m->hit);
+      c = sb_failf(&op->e, SB_EACCES,
+                   "moving it would carry '%.200s', which the sandbox rules deny, to where "
+                   "they do not: move what is allowed instead",
+                   m->hit);
   }
   if (m) sb_free(&fs->mem, m, sizeof *m);
   if (from) sb_free(&fs->mem, from, sizeof *from);
@@ -150,8 +154,7 @@ static int m_read_file(lua_State *L) {
   /* the bytes land in the sandbox's scratch buffer, then one copy makes the
    * string: the Lua API gives no string that may be written after it is
    * made, and a userdata or luaL_Buffer would need the same one copy */
-  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK ||
-      sb_lua_guard(sb, op, &op->p, SB_ACC_READ, SB_KIND_FILE) != SB_OK ||
+  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK || sb_lua_guard(sb, op, &op->p, SB_ACC_READ, SB_KIND_FILE) != SB_OK ||
       sb->fs.be->read(&sb->fs, &op->p, &v, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   lua_pushlstring(L, v.p, v.len);
@@ -160,8 +163,7 @@ static int m_read_file(lua_State *L) {
   return 1;
 }
 
-static const sb_optspec write_opts[] = {
-    {"overwrite", LUA_TBOOLEAN}, {"parents", LUA_TBOOLEAN}, {NULL, 0}};
+static const sb_optspec write_opts[] = {{"overwrite", LUA_TBOOLEAN}, {"parents", LUA_TBOOLEAN}, {NULL, 0}};
 
 static int m_write_file(lua_State *L) {
   sb_sandbox *sb = sb_lua_check_open(L, 1);
@@ -169,9 +171,8 @@ static int m_write_file(lua_State *L) {
   if (lua_type(L, 3) != LUA_TSTRING) luaL_typeerror(L, 3, "string");
   const char *data = lua_tolstring(L, 3, &len);
   sb_lua_check_opts(L, 4, "write_file", write_opts);
-  sb_write_opts o = {
-      .overwrite = sb_lua_opt_bool(L, 4, "overwrite", true) && sb->policy.allow_overwrite,
-      .parents = sb_lua_opt_bool(L, 4, "parents", true)};
+  sb_write_opts o = {.overwrite = sb_lua_opt_bool(L, 4, "overwrite", true) && sb->policy.allow_overwrite,
+                     .parents = sb_lua_opt_bool(L, 4, "parents", true)};
   SB_OP(op, "write_file");
   if (sb_lua_arg_path(L, sb, 2, op) != SB_OK) return sb_lua_fail(L, sb, op);
   if (sb_path_names_no_entry(&op->p)) {
@@ -191,10 +192,9 @@ static int m_write_file(lua_State *L) {
 
 /* Result tables are built with keys and type names interned once, as
  * upvalues of the methods (lua_setfield would look each C string up). */
-static const char *const KEYS[] = {"type", "size", "mtime", "mode", "name", "is_directory",
-                                   "file", "directory", "symlink", "other"};
-enum { K_TYPE = 1, K_SIZE, K_MTIME, K_MODE, K_NAME, K_ISDIR, K_FILE, K_DIR, K_SYMLINK, K_OTHER,
-       K_COUNT = K_OTHER };
+static const char *const KEYS[] = {"type",         "size", "mtime",     "mode",    "name",
+                                   "is_directory", "file", "directory", "symlink", "other"};
+enum { K_TYPE = 1, K_SIZE, K_MTIME, K_MODE, K_NAME, K_ISDIR, K_FILE, K_DIR, K_SYMLINK, K_OTHER, K_COUNT = K_OTHER };
 
 static void set_key(lua_State *L, int key) { /* t[key] = value on top; t below it */
   lua_pushvalue(L, lua_upvalueindex(key));
@@ -203,8 +203,11 @@ static void set_key(lua_State *L, int key) { /* t[key] = value on top; t below i
 }
 
 static void push_type(lua_State *L, int t) {
-  lua_pushvalue(L, lua_upvalueindex(t == SB_T_FILE ? K_FILE : t == SB_T_DIR ? K_DIR
-                                    : t == SB_T_SYMLINK ? K_SYMLINK : K_OTHER));
+  lua_pushvalue(L,
+                lua_upvalueindex(t == SB_T_FILE          ? K_FILE
+                                     : t == SB_T_DIR     ? K_DIR
+                                     : t == SB_T_SYMLINK ? K_SYMLINK
+                                                         : K_OTHER));
 }
 
 static void push_stat(lua_State *L, const sb_stat *st) {
@@ -227,12 +230,10 @@ static int m_stat(lua_State *L) {
   bool follow = sb_lua_opt_bool(L, 3, "follow", false);
   SB_OP(op, "stat");
   sb_stat st;
-  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK ||
-      sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK ||
+  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK || sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK ||
       sb->fs.be->stat(&sb->fs, &op->p, follow, &st, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
-  if (st.type == SB_T_FILE && sb->policy.has_allow &&
-      sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_FILE) != SB_OK)
+  if (st.type == SB_T_FILE && sb->policy.has_allow && sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_FILE) != SB_OK)
     return sb_lua_fail(L, sb, op);
   push_stat(L, &st);
   sb_lua_audit_ok(L, sb, op, -1);
@@ -249,9 +250,8 @@ static int m_exists(lua_State *L) {
     sb_code c = sb->fs.be->stat(&sb->fs, &op->p, true, &st, &op->e);
     if (c == SB_OK)
       found = st.type != SB_T_FILE || !sb->policy.has_allow ||
-              sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_FILE) == SB_OK;
-    else if (c != SB_ENOENT && c != SB_ENOTDIR && c != SB_EACCES)
-      return sb_lua_fail(L, sb, op);
+          sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_FILE) == SB_OK;
+    else if (c != SB_ENOENT && c != SB_ENOTDIR && c != SB_EACCES) return sb_lua_fail(L, sb, op);
   }
   lua_pushboolean(L, found);
   sb_lua_audit_ok(L, sb, op, -1);
@@ -275,8 +275,7 @@ static int m_readdir(lua_State *L) {
   SB_OP(op, "readdir");
   sb_dirlist *dl = &sb->dl;
   sb_dirlist_reset(&sb->fs.mem, dl);
-  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK ||
-      sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_DIR) != SB_OK ||
+  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK || sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_DIR) != SB_OK ||
       sb->fs.be->readdir(&sb->fs, &op->p, dl, &op->e) != SB_OK)
     return sb_lua_fail(L, sb, op);
   sb_dirlist_sort(dl);
@@ -308,8 +307,7 @@ static int m_mkdir(lua_State *L) {
   sb_lua_check_opts(L, 3, "mkdir", mkdir_opts);
   bool parents = sb_lua_opt_bool(L, 3, "parents", true);
   SB_OP(op, "mkdir");
-  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK ||
-      sb_lua_guard(sb, op, &op->p, SB_ACC_MODIFY, SB_KIND_DIR) != SB_OK)
+  if (sb_lua_arg_path(L, sb, 2, op) != SB_OK || sb_lua_guard(sb, op, &op->p, SB_ACC_MODIFY, SB_KIND_DIR) != SB_OK)
     return sb_lua_fail(L, sb, op);
   if (sb_path_names_no_entry(&op->p)) {
     /* the root (or a "..") always exists: like `mkdir -p .` */
@@ -405,7 +403,8 @@ static sb_code link_stays_inside(sb_sandbox *sb, sb_op *op, const char *target, 
     long n = sb_link_join(b.p, b.len, target, tlen, joined, 2 * SB_PATH_MAX + 2);
     if (n >= 0 && sb_path_from_rel(dir, joined, (size_t)n, &e) == SB_OK &&
         fs->be->realpath(fs, dir, true, &b, &e) == SB_EESCAPE)
-      c = sb_fail(&op->e, SB_EESCAPE, "the link target leads outside the sandbox through a link on its way "
+      c = sb_fail(&op->e, SB_EESCAPE,
+                  "the link target leads outside the sandbox through a link on its way "
                   "(allow_escaping_links = true makes it anyway; reading through it stays EESCAPE)");
   }
   if (dir) sb_free(&fs->mem, dir, sizeof *dir);
@@ -465,11 +464,10 @@ static int m_realpath(lua_State *L) {
 }
 
 void sb_lua_fs_methods(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"read_file", m_read_file}, {"write_file", m_write_file}, {"stat", m_stat},
-      {"exists", m_exists},       {"readdir", m_readdir},       {"mkdir", m_mkdir},
-      {"remove", m_remove},       {"rename", m_rename},         {"symlink", m_symlink},
-      {"readlink", m_readlink},   {"realpath", m_realpath},     {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"read_file", m_read_file}, {"write_file", m_write_file}, {"stat", m_stat},
+                                 {"exists", m_exists},       {"readdir", m_readdir},       {"mkdir", m_mkdir},
+                                 {"remove", m_remove},       {"rename", m_rename},         {"symlink", m_symlink},
+                                 {"readlink", m_readlink},   {"realpath", m_realpath},     {NULL, NULL}};
   /* result tables are built with keys and type names interned once, as
    * upvalues (lua_setfield would look each C string up) */
   for (int i = 0; i < K_COUNT; i++) lua_pushstring(L, KEYS[i]);

@@ -62,8 +62,7 @@ static void load_files(lua_State *L, int opts, sb_sandbox *sb) {
       luaL_error(L, "files['%s']: value must be a string (contents), true (a directory) or {symlink = target}", path);
     const char *data = vt == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
     sb_code c = sb_path_parse(&op->p, path, n, sb->cwd, sb->cwdlen, &op->e);
-    if (c == SB_OK && sb_path_names_no_entry(&op->p) && (data || link))
-      c = sb_fail(&op->e, SB_EISDIR, NULL);
+    if (c == SB_OK && sb_path_names_no_entry(&op->p) && (data || link)) c = sb_fail(&op->e, SB_EISDIR, NULL);
     if (c == SB_OK && data) {
       sb_write_opts o = {.overwrite = true, .parents = true};
       c = sb->fs.be->write(&sb->fs, &op->p, data, len, &o, &op->e);
@@ -151,8 +150,7 @@ static int mkdir_host(const char *path) {
   return 0;
 }
 
-static int push_open_error(lua_State *L, fdguard *g, int err, const char *what,
-                           const char *path) {
+static int push_open_error(lua_State *L, fdguard *g, int err, const char *what, const char *path) {
   fdguard_close(g);
   sb_err e;
   sb_fail_errno(&e, err);
@@ -209,11 +207,13 @@ static int make_container(lua_State *L, bool overlay) {
   if (cl > 0) cwd[cl] = '\0';
   sb_sandbox *sb = sb_lua_new(L, &sb_container_backend, 1, cwd, strlen(cwd));
   int ud = lua_gettop(L);
-  sb_container_opts o = {
-      .rootfd = rootfd, .roots = g->fds + 1, .nroots = (size_t)g->n - 1,
-      .can_read = strchr(mode, 'r') != NULL, .can_write = strchr(mode, 'w') != NULL,
-      .resolver = sb_opt_str(L, 1, "resolver"),
-      .max_disk_usage = sb_opt_u64_or(L, 1, "max_disk_usage", SB_UNLIMITED)};
+  sb_container_opts o = {.rootfd = rootfd,
+                         .roots = g->fds + 1,
+                         .nroots = (size_t)g->n - 1,
+                         .can_read = strchr(mode, 'r') != NULL,
+                         .can_write = strchr(mode, 'w') != NULL,
+                         .resolver = sb_opt_str(L, 1, "resolver"),
+                         .max_disk_usage = sb_opt_u64_or(L, 1, "max_disk_usage", SB_UNLIMITED)};
   g->n = 0; /* from here the backend owns (and on failure closed) the fds */
   sb_err e;
   if (sb_container_open(&sb->fs, &o, &e) != SB_OK) {
@@ -226,7 +226,8 @@ static int make_container(lua_State *L, bool overlay) {
    * an overlay's state last (the mount is gone by then); an overlay needs
    * its namespace even without commands */
   if ((overlay && sb_lua_overlay_attach(L, sb, ud, 1, &e) != 0) ||
-      ((exec || overlay) && sb_lua_confine_attach(L, sb, ud, 1, sb_lua_overlay_layers(sb, &layers) ? &layers : NULL, &e) != 0) ||
+      ((exec || overlay) &&
+       sb_lua_confine_attach(L, sb, ud, 1, sb_lua_overlay_layers(sb, &layers) ? &layers : NULL, &e) != 0) ||
       (overlay && mount_overlay(L, sb, ud, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
       (exec && sb_lua_exec_attach(L, sb, ud, 1, &e) != 0)) {
     sb_lua_release(L, sb);

@@ -18,8 +18,7 @@ const sb_part_class sb_lua_net_part = {"net", net_close};
 
 /* ---- policy ------------------------------------------------------------- */
 
-static int add_rules(lua_State *L, sb_sandbox *sb, int opts, const char *key, sb_hostlist *l,
-                     sb_err *e) {
+static int add_rules(lua_State *L, sb_sandbox *sb, int opts, const char *key, sb_hostlist *l, sb_err *e) {
   if (lua_getfield(L, opts, key) != LUA_TTABLE) {
     lua_pop(L, 1);
     return 0;
@@ -216,7 +215,7 @@ void sb_lua_net_methods(lua_State *L) {
 }
 
 void sb_lua_net_open(lua_State *L) {
-  static const luaL_Reg fns[] = {{"http_get", l_http_get}, {"check_host", l_check_host},
-                                 {"random_token", l_random_token}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"http_get", l_http_get}, {"check_host", l_check_host}, {"random_token", l_random_token}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -34,7 +34,7 @@ typedef struct sb_net {
 
 struct gate_ud {
   sb_gate g;
-  sb_net *net;   /* NULL once closed */
+  sb_net *net; /* NULL once closed */
   int listen_fd; /* until started */
   bool started;
   gate_ud *next;

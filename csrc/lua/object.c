@@ -134,9 +134,7 @@ int sb_lua_fail(lua_State *L, sb_sandbox *sb, sb_op *op) {
   return 3;
 }
 
-void sb_lua_audit_ok(lua_State *L, sb_sandbox *sb, sb_op *op, lua_Integer size) {
-  audit(L, sb, op, true, size);
-}
+void sb_lua_audit_ok(lua_State *L, sb_sandbox *sb, sb_op *op, lua_Integer size) { audit(L, sb, op, true, size); }
 
 /* ---- lifetime ------------------------------------------------------------ */
 
@@ -198,8 +196,7 @@ void sb_lua_setfield(lua_State *L, int ud_idx, const char *name) {
  * limits); raises on out-of-memory, the sandbox's release frees it. */
 static void load_policy(lua_State *L, int opts, sb_sandbox *sb);
 
-sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
-                       const char *cwd, size_t cwdlen) {
+sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx, const char *cwd, size_t cwdlen) {
   opts_idx = lua_absindex(L, opts_idx);
   sb_sandbox *sb = lua_newuserdatauv(L, sizeof *sb, 1);
   memset(sb, 0, sizeof *sb);
@@ -249,10 +246,8 @@ sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
   lua_pushlstring(L, cwd, cwdlen);
   sb_lua_setfield(L, -2, "cwd");
   load_policy(L, opts_idx, sb);
-  if (lua_getfield(L, opts_idx, "audit") == LUA_TFUNCTION)
-    sb->audit_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  else
-    lua_pop(L, 1);
+  if (lua_getfield(L, opts_idx, "audit") == LUA_TFUNCTION) sb->audit_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  else lua_pop(L, 1);
   return sb;
 }
 

@@ -25,13 +25,13 @@ typedef struct sb_part_class {
 #define SB_MAX_PARTS 8
 
 struct sb_sandbox {
-  sb_fs fs;          /* the backend and what it may use */
-  sb_policy policy;  /* rules, extensions, size limits (fs.policy points here) */
-  bool closed;       /* disposed: every method but close raises */
-  char *cwd;         /* what the agent sees as the root, absolute */
+  sb_fs fs; /* the backend and what it may use */
+  sb_policy policy; /* rules, extensions, size limits (fs.policy points here) */
+  bool closed; /* disposed: every method but close raises */
+  char *cwd; /* what the agent sees as the root, absolute */
   size_t cwdlen;
-  int audit_ref;     /* registry ref of the audit function, or LUA_NOREF */
-  sb_dirlist dl;     /* readdir's listing storage, reused */
+  int audit_ref; /* registry ref of the audit function, or LUA_NOREF */
+  sb_dirlist dl; /* readdir's listing storage, reused */
   int nparts;
   struct {
     const sb_part_class *cls;
@@ -39,14 +39,13 @@ struct sb_sandbox {
   } parts[SB_MAX_PARTS];
 };
 
-sb_sandbox *sb_lua_check(lua_State *L, int idx);      /* raises if not a sandbox */
+sb_sandbox *sb_lua_check(lua_State *L, int idx); /* raises if not a sandbox */
 sb_sandbox *sb_lua_check_open(lua_State *L, int idx); /* ... or if disposed */
 
 /* Create the userdata for backend `be` from the normalised options at
  * opts_idx (the shared options: policy, audit); pushes it. The backend
  * opens its state into sb->fs afterwards; __gc releases whatever exists. */
-sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx,
-                       const char *cwd, size_t cwdlen);
+sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx, const char *cwd, size_t cwdlen);
 /* Release every part (newest first), then the backend; idempotent. */
 void sb_lua_release(lua_State *L, sb_sandbox *sb);
 /* Add a field visible as sb.<name> (value on top of the stack, popped). */
@@ -63,16 +62,16 @@ typedef struct sb_op {
   sb_err e;
   sb_path p;
   bool parsed;
-  bool show_raw;   /* report raw (a glob pattern) rather than p */
-  bool no_path;    /* the failure is not about a path: message without one */
+  bool show_raw; /* report raw (a glob pattern) rather than p */
+  bool no_path; /* the failure is not about a path: message without one */
   const char *raw; /* the agent's string, for audit when parsing failed */
   size_t rawlen;
 } sb_op;
 
-#define SB_OP(var, nm)                                                           \
-  sb_op var##_storage;                                                           \
-  sb_op *var = &var##_storage;                                                   \
-  var->name = nm;                                                                \
+#define SB_OP(var, nm) \
+  sb_op var##_storage; \
+  sb_op *var = &var##_storage; \
+  var->name = nm; \
   var->parsed = var->show_raw = var->no_path = false
 
 /* Parse the path argument at idx into op->p through the front door. */

@@ -8,8 +8,8 @@ static int field(lua_State *L, int t, const char *key, int want, bool required) 
   int type = lua_getfield(L, t, key);
   if (type == want) return type;
   if (type == LUA_TNIL && !required) return type;
-  return luaL_error(L, "internal: option '%s' is %s, expected a normalised %s", key,
-                    lua_typename(L, type), lua_typename(L, want));
+  return luaL_error(L, "internal: option '%s' is %s, expected a normalised %s", key, lua_typename(L, type),
+                    lua_typename(L, want));
 }
 
 bool sb_opt_bool(lua_State *L, int t, const char *key) {
@@ -79,8 +79,7 @@ void sb_lua_check_opts(lua_State *L, int idx, const char *fn, const sb_optspec *
     if (!s->name) luaL_error(L, "%s: unknown option '%s'", fn, k);
     int t = lua_type(L, -1);
     if (t != s->type)
-      luaL_error(L, "%s: option '%s' must be a %s, got %s", fn, k, lua_typename(L, s->type),
-                 lua_typename(L, t));
+      luaL_error(L, "%s: option '%s' must be a %s, got %s", fn, k, lua_typename(L, s->type), lua_typename(L, t));
     if (t == LUA_TNUMBER && !lua_isinteger(L, -1)) luaL_error(L, "%s: option '%s' must be an integer", fn, k);
     lua_pop(L, 1);
   }

@@ -19,7 +19,7 @@
  * whether it goes at dispose. Released after the confinement part (it is
  * registered first), so the mount is gone when the directory is removed. */
 typedef struct overlay {
-  int parent_fd;  /* the state directory's parent, for removing a temporary one */
+  int parent_fd; /* the state directory's parent, for removing a temporary one */
   char name[NAME_MAX + 1];
   int upper_fd, work_fd; /* O_PATH | O_DIRECTORY */
   bool temporary;
@@ -81,8 +81,10 @@ static sb_code prepare(overlay *ov, const char *state, const char *base, char *r
       return sb_failf(e, SB_EINVAL, "state_dir: %.300s is not a directory name", state);
   }
   if (within(real, base) || within(base, real))
-    return sb_failf(e, SB_EINVAL, "state_dir (%.200s) and base_dir (%.200s) must not contain one another: "
-                    "the agent would see its own layers", real, base);
+    return sb_failf(e, SB_EINVAL,
+                    "state_dir (%.200s) and base_dir (%.200s) must not contain one another: "
+                    "the agent would see its own layers",
+                    real, base);
   if (!ov->temporary && mkdir(real, 0700) != 0 && errno != EEXIST) return fail_path(e, "cannot create", real);
   char *slash = strrchr(real, '/');
   snprintf(ov->name, sizeof ov->name, "%s", slash + 1);
@@ -155,16 +157,18 @@ static int userspace_view(lua_State *L, sb_sandbox *sb, overlay *ov, int opts, c
     return -1;
   }
   const char *mode = sb_opt_str(L, opts, "mode");
-  sb_overlay_opts o = {.upper_fd = upper, .lower_fd = lower, .can_read = strchr(mode, 'r') != NULL,
+  sb_overlay_opts o = {.upper_fd = upper,
+                       .lower_fd = lower,
+                       .can_read = strchr(mode, 'r') != NULL,
                        .can_write = strchr(mode, 'w') != NULL,
                        .userxattr = geteuid() != 0, /* as the kernel's mount would mark them here */
-                       .max_disk_usage = sb_opt_u64_or(L, opts, "max_disk_usage", SB_UNLIMITED), .why = why};
+                       .max_disk_usage = sb_opt_u64_or(L, opts, "max_disk_usage", SB_UNLIMITED),
+                       .why = why};
   sb->fs.be->close(&sb->fs);
   return sb_overlay_open(&sb->fs, &o, e) == SB_OK ? 0 : -1;
 }
 
-int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, int fd, const char *why, int mem,
-                         sb_err *e) {
+int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, int fd, const char *why, int mem, sb_err *e) {
   overlay *ov = sb_part_get(sb, &overlay_part);
   if (!ov) {
     if (fd >= 0) close(fd);
@@ -173,7 +177,8 @@ int sb_lua_overlay_mount(lua_State *L, sb_sandbox *sb, int ud, int opts, int fd,
   }
   if (fd < 0) {
     if (mem >= 0) close(mem);
-    if (!why || !*why) why = "the sandbox has no namespaces of its own (confine = false, or confine = {namespaces = false})";
+    if (!why || !*why)
+      why = "the sandbox has no namespaces of its own (confine = false, or confine = {namespaces = false})";
     if (userspace_view(L, sb, ov, opts, why, e) != 0) return -1;
     lua_pushliteral(L, "userspace");
     sb_lua_setfield(L, ud, "overlay_view");

@@ -17,7 +17,7 @@ int sb_lua_overlay_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err
 /* An overlay's layers, which the confinement's view mounts. */
 typedef struct sb_lua_layers {
   int upper_fd, work_fd; /* borrowed: the overlay part keeps them */
-  bool temporary;        /* a state of this sandbox alone (its upper layer may live in memory) */
+  bool temporary; /* a state of this sandbox alone (its upper layer may live in memory) */
 } sb_lua_layers;
 /* The layers, for the confinement's view; false when sb is no overlay. */
 bool sb_lua_overlay_layers(const sb_sandbox *sb, sb_lua_layers *out);

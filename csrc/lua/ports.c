@@ -67,8 +67,10 @@ static int net_ready(sb_sandbox *sb, const char *what, sb_err *e) {
   sb_confine *c = sb_lua_confine(sb);
   const sb_netns *ns = c ? sb_confine_netns(c) : NULL;
   if (!ns) {
-    sb_failf(e, SB_EINVAL, "%s needs the sandbox's commands in their own network (allow_outbound = "
-             "false): with outbound access they could go around it", what);
+    sb_failf(e, SB_EINVAL,
+             "%s needs the sandbox's commands in their own network (allow_outbound = "
+             "false): with outbound access they could go around it",
+             what);
     return -1;
   }
   int r = sb_netagent_start(&n->agent, ns);
@@ -264,8 +266,10 @@ void sb_lua_ports_close(sb_net *n) {
 }
 
 void sb_lua_ports_open(lua_State *L) {
-  static const luaL_Reg fns[] = {{"expose", l_expose}, {"net_proxy", l_net_proxy},
-                                 {"gate_start", l_gate_start}, {"gate_finish", l_gate_finish},
+  static const luaL_Reg fns[] = {{"expose", l_expose},
+                                 {"net_proxy", l_net_proxy},
+                                 {"gate_start", l_gate_start},
+                                 {"gate_finish", l_gate_finish},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

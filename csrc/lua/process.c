@@ -25,9 +25,7 @@ typedef struct handle {
 
 /* ---- handles ---------------------------------------------------------- */
 
-static handle *check_handle(lua_State *L, int idx) {
-  return luaL_checkudata(L, idx, "sandbox.Process");
-}
+static handle *check_handle(lua_State *L, int idx) { return luaL_checkudata(L, idx, "sandbox.Process"); }
 
 /* The runner of the handle's sandbox, or NULL once it is gone or disposed. */
 static sb_lua_runner *handle_runner(lua_State *L, int idx) {
@@ -192,8 +190,8 @@ static int h_tostring(lua_State *L) {
 static void push_handle_meta(lua_State *L) {
   if (luaL_newmetatable(L, "sandbox.Process")) {
     static const luaL_Reg methods[] = {
-        {"wait", h_wait},   {"read", h_read},  {"write", h_write}, {"close_stdin", h_close_stdin},
-        {"kill", h_kill},   {"running", h_running}, {NULL, NULL}};
+        {"wait", h_wait}, {"read", h_read},       {"write", h_write}, {"close_stdin", h_close_stdin},
+        {"kill", h_kill}, {"running", h_running}, {NULL, NULL}};
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "methods");
     lua_pushcfunction(L, h_index);
@@ -276,4 +274,3 @@ void sb_lua_push_processes(lua_State *L, sb_lua_runner *lr) {
     lua_rawseti(L, -2, j);
   }
 }
-

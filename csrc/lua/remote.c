@@ -157,9 +157,11 @@ int sb_lua_remote_list(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   sb_mem m;
   sb_mem_init(&m, L);
-  sb_remote_engine g = {.api_url = sb_opt_str(L, 1, "api_url"), .api_key = sb_opt_str(L, 1, "api_key"),
+  sb_remote_engine g = {.api_url = sb_opt_str(L, 1, "api_url"),
+                        .api_key = sb_opt_str(L, 1, "api_key"),
                         .t = {.connect = sb_opt_num(L, 1, "connect_timeout"),
-                              .call = sb_opt_num(L, 1, "request_timeout"), .idle = sb_opt_num(L, 1, "idle_timeout")}};
+                              .call = sb_opt_num(L, 1, "request_timeout"),
+                              .idle = sb_opt_num(L, 1, "idle_timeout")}};
   lua_newtable(L);
   sb_err e;
   if (sb_remote_list(&m, &g, list_one, L, &e) != SB_OK) return sb_push_err(L, &e, NULL, 0);
@@ -185,11 +187,13 @@ int sb_lua_remote(lua_State *L) {
     return sb_push_err(L, &e, NULL, 0);
   }
   rp->keep = sb_opt_bool(L, 1, "keep");
-  rp->g = (sb_remote_engine){
-      .api_url = rp->api_url, .api_key = rp->api_key,
-      .envd_url = rp->envd_url[0] ? rp->envd_url : NULL, .domain = rp->domain[0] ? rp->domain : NULL,
-      .t = {.connect = sb_opt_num(L, 1, "connect_timeout"), .call = sb_opt_num(L, 1, "request_timeout"),
-            .idle = sb_opt_num(L, 1, "idle_timeout")}};
+  rp->g = (sb_remote_engine){.api_url = rp->api_url,
+                             .api_key = rp->api_key,
+                             .envd_url = rp->envd_url[0] ? rp->envd_url : NULL,
+                             .domain = rp->domain[0] ? rp->domain : NULL,
+                             .t = {.connect = sb_opt_num(L, 1, "connect_timeout"),
+                                   .call = sb_opt_num(L, 1, "request_timeout"),
+                                   .idle = sb_opt_num(L, 1, "idle_timeout")}};
   int ttl = (int)sb_opt_num(L, 1, "timeout");
   sb_remote_box *box = lua_newuserdatauv(L, sizeof *box, 0); /* holds the token: wiped below */
   const char *id = sb_opt_str_or(L, 1, "sandbox_id", NULL);
@@ -199,16 +203,22 @@ int sb_lua_remote(lua_State *L) {
   } else {
     const char *const *meta = pairs_of(L, 1, "metadata");
     const char *const *env = pairs_of(L, 1, "env"); /* the commands' base, the sandbox's too */
-    sb_remote_spec s = {.template_id = sb_opt_str(L, 1, "template"), .timeout = ttl, .metadata = meta, .env = env,
-                        .internet = lua_getfield(L, 1, "allow_internet_access") == LUA_TBOOLEAN
-                                        ? lua_toboolean(L, -1) : -1};
+    sb_remote_spec s = {.template_id = sb_opt_str(L, 1, "template"),
+                        .timeout = ttl,
+                        .metadata = meta,
+                        .env = env,
+                        .internet =
+                            lua_getfield(L, 1, "allow_internet_access") == LUA_TBOOLEAN ? lua_toboolean(L, -1) : -1};
     lua_pop(L, 1);
     c = sb_remote_create(&sb->fs.mem, &rp->g, &s, box, &e);
   }
   if (c == SB_OK) {
     memcpy(rp->id, box->id, sizeof rp->id);
-    sb_envd d = {.url = box->envd_url, .token = box->token, .sandbox_id = box->id,
-                 .user = sb_opt_str(L, 1, "user"), .t = rp->g.t};
+    sb_envd d = {.url = box->envd_url,
+                 .token = box->token,
+                 .sandbox_id = box->id,
+                 .user = sb_opt_str(L, 1, "user"),
+                 .t = rp->g.t};
     c = sb_remote_fs_open(&sb->fs, &d, root, &e);
   }
   wipe(box->token, sizeof box->token); /* the backend keeps its copy */
@@ -216,7 +226,9 @@ int sb_lua_remote(lua_State *L) {
     memcpy(rp->root, root, strlen(root) + 1);
     sb_remote_runner_config rc = {.grace = sb_opt_num(L, 1, "kill_grace"),
                                   .max_output = (size_t)sb_opt_u64(L, 1, "max_output_bytes"),
-                                  .fs = &sb->fs, .envd = sb_remote_fs_envd(&sb->fs), .root = rp->root};
+                                  .fs = &sb->fs,
+                                  .envd = sb_remote_fs_envd(&sb->fs),
+                                  .root = rp->root};
     sb_runner *r = sb_remote_runner(&sb->fs.mem, &rc, &e);
     if (!r) c = e.code;
     else {

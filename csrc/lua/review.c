@@ -62,8 +62,8 @@ static void push_entry(lua_State *L, const sb_scan_entry *e) {
   lua_pushinteger(L, (lua_Integer)e->size);
   lua_setfield(L, -2, "size");
   char fp[64]; /* what tells two states of a file apart without reading it */
-  snprintf(fp, sizeof fp, "%s:%llu:%lld.%09ld", TYPES[e->type], (unsigned long long)e->size,
-           (long long)e->mtime_sec, e->mtime_nsec);
+  snprintf(fp, sizeof fp, "%s:%llu:%lld.%09ld", TYPES[e->type], (unsigned long long)e->size, (long long)e->mtime_sec,
+           e->mtime_nsec);
   lua_pushstring(L, fp);
   lua_setfield(L, -2, "fingerprint");
 }
@@ -154,7 +154,7 @@ static int l_merged(lua_State *L) {
 }
 
 void sb_lua_review_open(lua_State *L) {
-  static const luaL_Reg fns[] = {{"diff", l_diff}, {"review_scan", l_scan}, {"review_entry", l_entry},
-                                 {"review_merged", l_merged}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"diff", l_diff}, {"review_scan", l_scan}, {"review_entry", l_entry}, {"review_merged", l_merged}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -141,8 +141,7 @@ static int trampoline(lua_State *L) {
   lua_getiuservalue(L, -1, 2); /* the handle's table: callbacks, result */
   int t = lua_gettop(L);
   if (c->kind == CB_DATA) {
-    if (!lr->closing &&
-        lua_getfield(L, t, c->stream == SB_OUT ? "on_stdout" : "on_stderr") == LUA_TFUNCTION) {
+    if (!lr->closing && lua_getfield(L, t, c->stream == SB_OUT ? "on_stdout" : "on_stderr") == LUA_TFUNCTION) {
       lua_pushlstring(L, c->buf, c->len);
       lua_call(L, 1, 0);
     }

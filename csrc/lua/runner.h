@@ -16,15 +16,15 @@
 /* The command part of a sandbox: its runner and settings. */
 typedef struct sb_lua_runner {
   sb_runner *r;
-  bool closing;     /* disposing: results are built, user callbacks not called */
-  int procs_ref;    /* registry ref of {[id] = handle}: anchors running handles */
-  lua_State *L;     /* the state pumping the loop right now */
-  int err_base;     /* its stack top when the pump started */
+  bool closing; /* disposing: results are built, user callbacks not called */
+  int procs_ref; /* registry ref of {[id] = handle}: anchors running handles */
+  lua_State *L; /* the state pumping the loop right now */
+  int err_base; /* its stack top when the pump started */
   /* the normalised exec options */
-  double timeout;   /* exec_timeout: default of a foreground command */
+  double timeout; /* exec_timeout: default of a foreground command */
   bool allow_shell;
   int max_background;
-  int env_ref;      /* registry ref of the base environment {NAME = value} */
+  int env_ref; /* registry ref of the base environment {NAME = value} */
   const char *refused; /* commands fail closed with this reason (a policy nothing binds them to), or NULL */
 } sb_lua_runner;
 

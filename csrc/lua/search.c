@@ -30,8 +30,7 @@ static sb_search *new_search(lua_State *L, sb_sandbox *sb, sb_err *e, size_t max
 
 static size_t max_results(lua_State *L, int idx) {
   lua_Integer m = sb_lua_opt_int(L, idx, "max_results", DEFAULT_MAX_RESULTS);
-  if (m < 1 || m > SB_SEARCH_MAX_RESULTS)
-    luaL_error(L, "max_results must be between 1 and %d", SB_SEARCH_MAX_RESULTS);
+  if (m < 1 || m > SB_SEARCH_MAX_RESULTS) luaL_error(L, "max_results must be between 1 and %d", SB_SEARCH_MAX_RESULTS);
   return (size_t)m;
 }
 
@@ -110,8 +109,10 @@ static void walk_opts(lua_State *L, int idx, sb_search *s) {
   s->hidden = sb_lua_opt_bool(L, idx, "hidden", false);
 }
 
-static const sb_optspec glob_opts[] = {{"max_results", LUA_TNUMBER}, {"sort", LUA_TSTRING},
-                                       {"ignored", LUA_TBOOLEAN},     {"hidden", LUA_TBOOLEAN},
+static const sb_optspec glob_opts[] = {{"max_results", LUA_TNUMBER},
+                                       {"sort", LUA_TSTRING},
+                                       {"ignored", LUA_TBOOLEAN},
+                                       {"hidden", LUA_TBOOLEAN},
                                        {NULL, 0}};
 
 static int m_glob(lua_State *L) {
@@ -145,16 +146,18 @@ static int m_glob(lua_State *L) {
   return 1;
 }
 
-static const sb_optspec grep_opts[] = {
-    {"path", LUA_TSTRING},        {"glob", LUA_TSTRING},         {"literal", LUA_TBOOLEAN},
-    {"ignore_case", LUA_TBOOLEAN}, {"max_results", LUA_TNUMBER}, {"mode", LUA_TSTRING},
-    {"before", LUA_TNUMBER},      {"after", LUA_TNUMBER},        {"multiline", LUA_TBOOLEAN},
-    {"ignored", LUA_TBOOLEAN},    {"hidden", LUA_TBOOLEAN},      {"type_glob", LUA_TSTRING},
-    {"threads", LUA_TNUMBER},     {NULL, 0}};
+static const sb_optspec grep_opts[] = {{"path", LUA_TSTRING},        {"glob", LUA_TSTRING},
+                                       {"literal", LUA_TBOOLEAN},    {"ignore_case", LUA_TBOOLEAN},
+                                       {"max_results", LUA_TNUMBER}, {"mode", LUA_TSTRING},
+                                       {"before", LUA_TNUMBER},      {"after", LUA_TNUMBER},
+                                       {"multiline", LUA_TBOOLEAN},  {"ignored", LUA_TBOOLEAN},
+                                       {"hidden", LUA_TBOOLEAN},     {"type_glob", LUA_TSTRING},
+                                       {"threads", LUA_TNUMBER},     {NULL, 0}};
 
 static unsigned context_opt(lua_State *L, int idx, const char *key) {
   lua_Integer n = sb_lua_opt_int(L, idx, key, 0);
-  if (n < 0 || n > SB_SEARCH_CONTEXT_MAX) luaL_error(L, "grep: option '%s' must be between 0 and %d", key, SB_SEARCH_CONTEXT_MAX);
+  if (n < 0 || n > SB_SEARCH_CONTEXT_MAX)
+    luaL_error(L, "grep: option '%s' must be between 0 and %d", key, SB_SEARCH_CONTEXT_MAX);
   return (unsigned)n;
 }
 
@@ -197,8 +200,8 @@ static int m_grep(lua_State *L) {
     s->pat = fpat;
     s->filter_base = memchr(fpat, '/', s->plen) == NULL;
   }
-  sb_code c = dir ? sb_path_parse(&op->p, dir, dlen, sb->cwd, sb->cwdlen, &op->e)
-                  : sb_path_from_rel(&op->p, "", 0, &op->e);
+  sb_code c =
+      dir ? sb_path_parse(&op->p, dir, dlen, sb->cwd, sb->cwdlen, &op->e) : sb_path_from_rel(&op->p, "", 0, &op->e);
   if (c != SB_OK) return sb_lua_fail(L, sb, op);
   op->parsed = true;
   if (sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK) return sb_lua_fail(L, sb, op);
@@ -210,18 +213,17 @@ static int m_grep(lua_State *L) {
   return 1;
 }
 
-static const sb_optspec snap_opts[] = {
-    {"max_bytes", LUA_TNUMBER}, {"directories", LUA_TBOOLEAN}, {NULL, 0}};
+static const sb_optspec snap_opts[] = {{"max_bytes", LUA_TNUMBER}, {"directories", LUA_TBOOLEAN}, {NULL, 0}};
 
 /* ---- snapshot through fetch_wanted (a remote backend) ------------------- */
 
 typedef struct snap_fetch {
   lua_State *L;
-  int t, paths;     /* the result and the path list, on the method's stack */
+  int t, paths; /* the result and the path list, on the method's stack */
   uint64_t total;
-  sb_code code;     /* a file that could not be read (not ENOENT) */
-  lua_Integer bad;  /* its number */
-  bool raised;      /* a Lua error (out of memory), on the stack */
+  sb_code code; /* a file that could not be read (not ENOENT) */
+  lua_Integer bad; /* its number */
+  bool raised; /* a Lua error (out of memory), on the stack */
 } snap_fetch;
 
 /* t[paths[i]] = the bytes (args: t, paths, data, len, i); may raise. */
@@ -351,8 +353,7 @@ static int m_snapshot(lua_State *L) {
 }
 
 void sb_lua_search_methods(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"glob", m_glob}, {"grep", m_grep}, {"snapshot", m_snapshot}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"glob", m_glob}, {"grep", m_grep}, {"snapshot", m_snapshot}, {NULL, NULL}};
   for (int i = 0; i < K_N; i++) lua_pushstring(L, KEYS[i]);
   luaL_setfuncs(L, fns, K_N);
 }

@@ -16,8 +16,14 @@
 
 enum { OP_LISTEN = 1, OP_CONNECT, OP_FREE_PORT };
 
-typedef struct req { int op; uint16_t port; } req;
-typedef struct rep { int err; uint16_t port; } rep;
+typedef struct req {
+  int op;
+  uint16_t port;
+} req;
+typedef struct rep {
+  int err;
+  uint16_t port;
+} rep;
 
 typedef struct agent_arg {
   int sock;
@@ -125,8 +131,7 @@ int sb_netagent_start(sb_netagent *a, const sb_netns *ns) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -errno;
   size_t stack_size = 64 * 1024;
-  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   agent_arg arg = {sv[1], ns};
   /* a copy of the host (no shared memory), reaped by us */
   pid_t pid = stack == MAP_FAILED ? -1 : clone(agent_main, (char *)stack + stack_size, SIGCHLD, &arg);
@@ -176,9 +181,7 @@ static int ask(sb_netagent *a, int op, uint16_t port, uint16_t *port_out) {
   return r;
 }
 
-int sb_netagent_listen(sb_netagent *a, uint16_t port, uint16_t *bound) {
-  return ask(a, OP_LISTEN, port, bound);
-}
+int sb_netagent_listen(sb_netagent *a, uint16_t port, uint16_t *bound) { return ask(a, OP_LISTEN, port, bound); }
 
 int sb_netagent_connect(sb_netagent *a, uint16_t port) { return ask(a, OP_CONNECT, port, NULL); }
 

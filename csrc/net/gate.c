@@ -53,13 +53,15 @@ static void on_activity(sb_netserver *s) {
 static void on_head(sb_netconn *c, const char *head, size_t len) {
   sb_gate *g = c->srv->ud;
   if (atomic_load(&g->fired)) {
-    sb_netconn_refuse(c, 503, "port-expired", "sandbox: the command behind this port was stopped "
-                                              "after being idle for port_ttl");
+    sb_netconn_refuse(c, 503, "port-expired",
+                      "sandbox: the command behind this port was stopped "
+                      "after being idle for port_ttl");
     return;
   }
   bool bearer = g->toklen && carries(g, head, len, "Authorization", true);
   if (g->toklen && !bearer && !carries(g, head, len, "X-Sandbox-Token", false)) {
-    sb_netconn_refuse(c, 401, "token-required", "sandbox: this port needs its token "
+    sb_netconn_refuse(c, 401, "token-required",
+                      "sandbox: this port needs its token "
                       "(header 'Authorization: Bearer <token>' or 'X-Sandbox-Token: <token>')");
     return;
   }
@@ -74,8 +76,10 @@ static void on_head(sb_netconn *c, const char *head, size_t len) {
   int fd = n ? sb_netagent_connect(g->agent, g->inner_port) : -1;
   if (fd < 0) {
     char why[200];
-    snprintf(why, sizeof why, "sandbox: nothing listens on port %u inside the sandbox, the port the "
-             "command was given in $PORT (still starting, or listening on another port?)", g->inner_port);
+    snprintf(why, sizeof why,
+             "sandbox: nothing listens on port %u inside the sandbox, the port the "
+             "command was given in $PORT (still starting, or listening on another port?)",
+             g->inner_port);
     sb_netconn_refuse(c, 502, "upstream-unreachable", n ? why : "sandbox: request head too large");
   } else {
     sb_netconn_attach(c, fd, out, n);

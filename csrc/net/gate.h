@@ -19,17 +19,17 @@
 
 typedef struct sb_gate {
   sb_netserver srv;
-  sb_netagent *agent;        /* shared with the Lua thread (it locks) */
-  uint16_t inner_port;       /* where the command listens (its PORT) */
+  sb_netagent *agent; /* shared with the Lua thread (it locks) */
+  uint16_t inner_port; /* where the command listens (its PORT) */
   char token[SB_TOKEN_MAX + 1];
-  size_t toklen;             /* 0 = no token required */
-  double ttl, grace;         /* seconds; ttl 0 = none */
-  int pidfd;                 /* the command's leader (ours), -1 = none */
+  size_t toklen; /* 0 = no token required */
+  double ttl, grace; /* seconds; ttl 0 = none */
+  int pidfd; /* the command's leader (ours), -1 = none */
   uv_timer_t idle, kill;
-  uint64_t last;             /* loop time of the last activity, ms */
-  int timers;                /* open timer handles */
+  uint64_t last; /* loop time of the last activity, ms */
+  int timers; /* open timer handles */
   bool srv_done;
-  atomic_bool fired;         /* the TTL killed the command */
+  atomic_bool fired; /* the TTL killed the command */
   void (*on_closed)(struct sb_gate *g);
   void *ud;
 } sb_gate;

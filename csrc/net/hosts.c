@@ -91,8 +91,7 @@ bool sb_hostrule_parse(const char *s, size_t len, sb_hostrule *r, char *why, siz
   if (colon && memchr(colon + 1, ':', len - (size_t)(colon - s) - 1)) colon = NULL; /* bare v6 */
   if (colon) {
     hlen = (size_t)(colon - s);
-    if (!parse_port(colon + 1, len - hlen - 1, &r->port))
-      return fail(why, n, "bad port in host entry", s, len);
+    if (!parse_port(colon + 1, len - hlen - 1, &r->port)) return fail(why, n, "bad port in host entry", s, len);
   }
   if (parse_addr(host, hlen, r)) {
     r->is_addr = true;
@@ -154,19 +153,30 @@ static bool in_prefix(const uint8_t *a, const uint8_t *net, int bits) {
 
 /* Addresses a sandbox must not reach unless told so by address. */
 static bool special(int fam, const uint8_t *a, const char **what) {
-  static const struct { uint8_t net[4]; int bits; const char *what; } v4[] = {
-      {{0, 0, 0, 0}, 8, "a \"this network\" address"},  {{10, 0, 0, 0}, 8, "a private address"},
-      {{100, 64, 0, 0}, 10, "a shared (CGNAT) address"}, {{127, 0, 0, 0}, 8, "a loopback address"},
-      {{169, 254, 0, 0}, 16, "a link-local (cloud metadata) address"},
-      {{172, 16, 0, 0}, 12, "a private address"},       {{192, 0, 0, 0}, 24, "a reserved address"},
-      {{192, 168, 0, 0}, 16, "a private address"},      {{198, 18, 0, 0}, 15, "a benchmarking address"},
-      {{224, 0, 0, 0}, 4, "a multicast address"},       {{240, 0, 0, 0}, 4, "a reserved address"}};
-  static const struct { uint8_t net[16]; int bits; const char *what; } v6[] = {
-      {{0}, 127, "an unspecified or loopback address"},
-      {{0xfc}, 7, "a unique-local (private) address"},
-      {{0xfe, 0x80}, 10, "a link-local address"},
-      {{0xff}, 8, "a multicast address"},
-      {{0, 0x64, 0xff, 0x9b}, 96, "a NAT64 address"}};
+  static const struct {
+    uint8_t net[4];
+    int bits;
+    const char *what;
+  } v4[] = {{{0, 0, 0, 0}, 8, "a \"this network\" address"},
+            {{10, 0, 0, 0}, 8, "a private address"},
+            {{100, 64, 0, 0}, 10, "a shared (CGNAT) address"},
+            {{127, 0, 0, 0}, 8, "a loopback address"},
+            {{169, 254, 0, 0}, 16, "a link-local (cloud metadata) address"},
+            {{172, 16, 0, 0}, 12, "a private address"},
+            {{192, 0, 0, 0}, 24, "a reserved address"},
+            {{192, 168, 0, 0}, 16, "a private address"},
+            {{198, 18, 0, 0}, 15, "a benchmarking address"},
+            {{224, 0, 0, 0}, 4, "a multicast address"},
+            {{240, 0, 0, 0}, 4, "a reserved address"}};
+  static const struct {
+    uint8_t net[16];
+    int bits;
+    const char *what;
+  } v6[] = {{{0}, 127, "an unspecified or loopback address"},
+            {{0xfc}, 7, "a unique-local (private) address"},
+            {{0xfe, 0x80}, 10, "a link-local address"},
+            {{0xff}, 8, "a multicast address"},
+            {{0, 0x64, 0xff, 0x9b}, 96, "a NAT64 address"}};
   if (fam == AF_INET) {
     for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++)
       if (in_prefix(a, v4[i].net, v4[i].bits)) return *what = v4[i].what, true;
@@ -222,8 +232,7 @@ static bool literal(const char *host, uint8_t a[16], int *fam) {
   return false;
 }
 
-bool sb_net_host_allowed(const sb_netpolicy *p, const char *host, uint16_t port, char *why,
-                         size_t n) {
+bool sb_net_host_allowed(const sb_netpolicy *p, const char *host, uint16_t port, char *why, size_t n) {
   char low[256];
   size_t hlen = strlen(host);
   if (hlen == 0 || hlen >= sizeof low) {
@@ -259,8 +268,7 @@ const char *sb_net_addr_str(const struct sockaddr *sa, char *buf, size_t len) {
   return buf;
 }
 
-bool sb_net_addr_allowed(const sb_netpolicy *p, const struct sockaddr *sa, uint16_t port,
-                         char *why, size_t n) {
+bool sb_net_addr_allowed(const sb_netpolicy *p, const struct sockaddr *sa, uint16_t port, char *why, size_t n) {
   uint8_t a[16];
   int fam = addr_of(sa, a);
   char txt[64];
@@ -276,7 +284,7 @@ bool sb_net_addr_allowed(const sb_netpolicy *p, const struct sockaddr *sa, uint1
   }
   for (size_t i = 0; i < p->allow.n; i++)
     if (addr_rule_matches(&p->allow.v[i], fam, a, port)) return true;
-  snprintf(why, n, "%s is %s, refused unless allowed_hosts lists that address",
-           sb_net_addr_str(sa, txt, sizeof txt), what);
+  snprintf(why, n, "%s is %s, refused unless allowed_hosts lists that address", sb_net_addr_str(sa, txt, sizeof txt),
+           what);
   return false;
 }

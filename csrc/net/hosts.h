@@ -15,14 +15,14 @@
  * "::1") or a CIDR ("10.0.0.0/8"), each with an optional ":port" (IPv6 in
  * brackets: "[::1]:8080"). */
 typedef struct sb_hostrule {
-  char name[256];    /* lower case; the suffix after "*." for wildcards */
-  bool wildcard;     /* "*.x": strict subdomains of x, never x itself */
-  bool any;          /* "*": every name (addresses are still checked) */
-  bool is_addr;      /* an IP or a CIDR */
-  int family;        /* AF_INET or AF_INET6 for addresses */
-  uint8_t addr[16];  /* network byte order */
-  int prefix;        /* CIDR bits */
-  uint16_t port;     /* 0 = any port */
+  char name[256]; /* lower case; the suffix after "*." for wildcards */
+  bool wildcard; /* "*.x": strict subdomains of x, never x itself */
+  bool any; /* "*": every name (addresses are still checked) */
+  bool is_addr; /* an IP or a CIDR */
+  int family; /* AF_INET or AF_INET6 for addresses */
+  uint8_t addr[16]; /* network byte order */
+  int prefix; /* CIDR bits */
+  uint16_t port; /* 0 = any port */
 } sb_hostrule;
 
 typedef struct sb_hostlist {
@@ -41,14 +41,12 @@ void sb_netpolicy_free(const sb_mem *m, sb_netpolicy *p);
 
 /* Before resolving: may `host` (a name or an IP literal) on `port` be
  * contacted at all? Deny wins; then an allow entry must match. */
-bool sb_net_host_allowed(const sb_netpolicy *p, const char *host, uint16_t port, char *why,
-                         size_t whylen);
+bool sb_net_host_allowed(const sb_netpolicy *p, const char *host, uint16_t port, char *why, size_t whylen);
 
 /* After resolving: may this address be connected to for `host`? Denied
  * addresses never; private, loopback, link-local and other special ranges
  * only when an allow entry names the address (an IP or CIDR rule). */
-bool sb_net_addr_allowed(const sb_netpolicy *p, const struct sockaddr *sa, uint16_t port,
-                         char *why, size_t whylen);
+bool sb_net_addr_allowed(const sb_netpolicy *p, const struct sockaddr *sa, uint16_t port, char *why, size_t whylen);
 
 /* The address as text ("10.0.0.1", "::1"). */
 const char *sb_net_addr_str(const struct sockaddr *sa, char *buf, size_t len);

@@ -30,14 +30,14 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   sink *s = ud;
   size_t len = size * n;
   if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) s->r->headers.len = 0; /* a new response */
-  if (s->r->headers.len + len > 64 * 1024) return 0;                  /* absurd headers */
+  if (s->r->headers.len + len > 64 * 1024) return 0; /* absurd headers */
   return sb_buf_append(s->m, &s->r->headers, p, len) == 0 ? len : 0;
 }
 
 /* Check the URL's scheme and host, resolve, check the addresses; the
  * CURLOPT_RESOLVE entry pinning the first allowed one. */
-static int check_hop(const sb_netpolicy *pol, const char *url, char *pin, size_t pinlen,
-                     char *addr_out, size_t addrlen, sb_err *e) {
+static int check_hop(const sb_netpolicy *pol, const char *url, char *pin, size_t pinlen, char *addr_out, size_t addrlen,
+                     sb_err *e) {
   CURLU *u = curl_url();
   char *scheme = NULL, *host = NULL, *port = NULL;
   int rc = -1;
@@ -107,8 +107,8 @@ out:
 
 static bool is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
 
-int sb_http_get(const sb_mem *m, const sb_netpolicy *pol, const char *url,
-                const sb_http_opts *o, sb_http_result *r, sb_err *e) {
+int sb_http_get(const sb_mem *m, const sb_netpolicy *pol, const char *url, const sb_http_opts *o, sb_http_result *r,
+                sb_err *e) {
   memset(r, 0, sizeof *r);
   snprintf(r->url, sizeof r->url, "%s", url);
   if (strlen(url) >= sizeof r->url) return sb_fail(e, SB_EINVAL, "URL too long"), -1;

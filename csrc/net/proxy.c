@@ -10,8 +10,8 @@
 typedef struct preq {
   char host[256];
   uint16_t port;
-  bool tunnel;  /* CONNECT */
-  char *up;     /* the head to send upstream (plain HTTP) */
+  bool tunnel; /* CONNECT */
+  char *up; /* the head to send upstream (plain HTTP) */
   size_t uplen, upcap;
 } preq;
 
@@ -27,8 +27,7 @@ static void preq_free(sb_netconn *c) {
 }
 
 /* "host:port" or "[v6]:port" (port required unless def != 0). */
-static bool split_authority(const char *a, size_t len, uint16_t def, char *host, size_t hlen,
-                            uint16_t *port) {
+static bool split_authority(const char *a, size_t len, uint16_t def, char *host, size_t hlen, uint16_t *port) {
   const char *colon = NULL, *hs = a, *he;
   if (len && a[0] == '[') {
     const char *rb = memchr(a, ']', len);
@@ -101,8 +100,8 @@ static void on_resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *res) {
 /* Absolute-form "http://authority/path": the origin-form request upstream,
  * with the Host the URL names and one request per connection (a second
  * request on a kept-alive connection could name another host). */
-static bool plain_request(sb_netconn *c, preq *q, const char *method, const char *target,
-                          const char *head, size_t len, char *why, size_t whylen) {
+static bool plain_request(sb_netconn *c, preq *q, const char *method, const char *target, const char *head, size_t len,
+                          char *why, size_t whylen) {
   const char *auth = target + 7, *path = auth + strcspn(auth, "/?#");
   if (!split_authority(auth, (size_t)(path - auth), 80, q->host, sizeof q->host, &q->port)) {
     snprintf(why, whylen, "bad URL in the request: %.200s", target);
@@ -111,10 +110,10 @@ static bool plain_request(sb_netconn *c, preq *q, const char *method, const char
   char line[8400], extra[400];
   const char *eol = memmem(head, len, "\r\n", 2), *version = eol;
   while (version > head && version[-1] != ' ') version--;
-  snprintf(line, sizeof line, "%s %s%.*s %.*s", method, *path == '/' ? "" : "/",
-           (int)strcspn(path, "#"), path, (int)(eol - version), version);
+  snprintf(line, sizeof line, "%s %s%.*s %.*s", method, *path == '/' ? "" : "/", (int)strcspn(path, "#"), path,
+           (int)(eol - version), version);
   snprintf(extra, sizeof extra, "Host: %.*s\r\nConnection: close\r\n", (int)(path - auth), auth);
-  static const char *const drop[] = {"Host", "Connection", "Proxy-Connection", "Proxy-Authorization",
+  static const char *const drop[] = {"Host",       "Connection", "Proxy-Connection", "Proxy-Authorization",
                                      "Keep-Alive", NULL};
   size_t cap = len + sizeof extra + 16;
   q->up = sb_malloc(c->srv->mem, cap);
@@ -196,8 +195,7 @@ static void on_srv_closed(sb_netserver *s) {
   if (p->on_closed) p->on_closed(p);
 }
 
-int sb_proxy_open(sb_proxy *p, uv_loop_t *loop, const sb_mem *m, const sb_netpolicy *pol,
-                  int listen_fd) {
+int sb_proxy_open(sb_proxy *p, uv_loop_t *loop, const sb_mem *m, const sb_netpolicy *pol, int listen_fd) {
   memset(&p->srv, 0, sizeof p->srv);
   p->policy = pol;
   p->srv.on_head = on_head;

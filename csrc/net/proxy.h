@@ -19,8 +19,7 @@ typedef struct sb_proxy {
 } sb_proxy;
 
 /* On the loop's thread: serve on listen_fd (ours from now on). */
-int sb_proxy_open(sb_proxy *p, uv_loop_t *loop, const sb_mem *m, const sb_netpolicy *pol,
-                  int listen_fd);
+int sb_proxy_open(sb_proxy *p, uv_loop_t *loop, const sb_mem *m, const sb_netpolicy *pol, int listen_fd);
 /* On the loop's thread: close; p->on_closed runs when all is freed. */
 void sb_proxy_close(sb_proxy *p);
 

@@ -35,9 +35,7 @@ static chunk *chunk_new(sb_netconn *c, size_t size) {
 
 static void chunk_free(chunk *k) { sb_free(k->c->srv->mem, k, sizeof *k + k->size); }
 
-static chunk *chunk_of(const uv_buf_t *buf) {
-  return (chunk *)(void *)(buf->base - offsetof(chunk, data));
-}
+static chunk *chunk_of(const uv_buf_t *buf) { return (chunk *)(void *)(buf->base - offsetof(chunk, data)); }
 
 /* ---- closing ------------------------------------------------------------ */
 
@@ -76,8 +74,7 @@ static void conn_close(sb_netconn *c) {
   c->closing = true;
   if (c->srv->on_conn_closing) c->srv->on_conn_closing(c); /* an owner's lookup */
   if (!uv_is_closing((uv_handle_t *)&c->a)) uv_close((uv_handle_t *)&c->a, on_conn_handle_closed);
-  if (c->b_open && !uv_is_closing((uv_handle_t *)&c->b))
-    uv_close((uv_handle_t *)&c->b, on_conn_handle_closed);
+  if (c->b_open && !uv_is_closing((uv_handle_t *)&c->b)) uv_close((uv_handle_t *)&c->b, on_conn_handle_closed);
   conn_maybe_free(c);
 }
 
@@ -222,10 +219,14 @@ void sb_netconn_reply(sb_netconn *c, const char *response, size_t len) {
 }
 
 void sb_netconn_refuse(sb_netconn *c, int status, const char *kind, const char *reason) {
-  const char *text = status == 400 ? "Bad Request" : status == 401 ? "Unauthorized"
-                   : status == 403 ? "Forbidden" : status == 431 ? "Request Header Fields Too Large"
-                   : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable"
-                   : status == 504 ? "Gateway Timeout" : "Error";
+  const char *text = status == 400 ? "Bad Request"
+      : status == 401              ? "Unauthorized"
+      : status == 403              ? "Forbidden"
+      : status == 431              ? "Request Header Fields Too Large"
+      : status == 502              ? "Bad Gateway"
+      : status == 503              ? "Service Unavailable"
+      : status == 504              ? "Gateway Timeout"
+                                   : "Error";
   char buf[2048];
   int body = (int)strlen(reason) + 1;
   int n = snprintf(buf, sizeof buf,
@@ -264,8 +265,8 @@ static void on_connected(uv_connect_t *r, int status) {
   start_relay(c);
 }
 
-void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to_client,
-                        const char *to_upstream, size_t uplen) {
+void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to_client, const char *to_upstream,
+                        size_t uplen) {
   c->decided = true;
   if (c->closing) return;
   if (!keep_pending(c, to_client, to_upstream, uplen) || uv_tcp_init(c->srv->loop, &c->b) != 0) {
@@ -285,8 +286,7 @@ void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to
 
 void sb_netconn_attach(sb_netconn *c, int fd, const char *to_upstream, size_t uplen) {
   c->decided = true;
-  if (c->closing || !keep_pending(c, NULL, to_upstream, uplen) ||
-      uv_tcp_init(c->srv->loop, &c->b) != 0) {
+  if (c->closing || !keep_pending(c, NULL, to_upstream, uplen) || uv_tcp_init(c->srv->loop, &c->b) != 0) {
     close(fd);
     conn_close(c);
     return;
@@ -337,8 +337,9 @@ static void on_head_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
         return;
       }
       if (!sb_http_head_valid(c->head, c->headlen)) {
-        sb_netconn_refuse(c, 400, "bad-request", "sandbox: malformed request head (only CRLF line "
-                                                 "ends, no control bytes, no folded headers)");
+        sb_netconn_refuse(c, 400, "bad-request",
+                          "sandbox: malformed request head (only CRLF line "
+                          "ends, no control bytes, no folded headers)");
         return;
       }
       c->srv->on_head(c, c->head, c->headlen);
@@ -439,8 +440,7 @@ bool sb_http_head_valid(const char *head, size_t len) {
   return true;
 }
 
-bool sb_http_request_line(const char *head, size_t len, char *method, size_t mlen, char *target,
-                          size_t tlen) {
+bool sb_http_request_line(const char *head, size_t len, char *method, size_t mlen, char *target, size_t tlen) {
   const char *end = head + len, *eol = line_end(head, end);
   if (!eol) return false;
   const char *sp1 = memchr(head, ' ', (size_t)(eol - head));
@@ -486,8 +486,8 @@ bool sb_http_header_nth(const char *head, size_t len, const char *name, unsigned
   return false;
 }
 
-size_t sb_http_rewrite(const char *head, size_t len, const char *request_line,
-                       const char *const *drop, const char *extra, char *out, size_t outlen) {
+size_t sb_http_rewrite(const char *head, size_t len, const char *request_line, const char *const *drop,
+                       const char *extra, char *out, size_t outlen) {
   const char *end = head + len, *p = line_end(head, end);
   if (!p) return 0;
   int n = request_line ? snprintf(out, outlen, "%s\r\n", request_line)

@@ -13,7 +13,7 @@
 #include "base/mem.h"
 
 #define SB_HEAD_MAX (32 * 1024) /* a longer request head is refused (431) */
-#define SB_CONN_MAX 128         /* open connections per server; more get 503 */
+#define SB_CONN_MAX 128 /* open connections per server; more get 503 */
 
 typedef struct sb_netconn sb_netconn;
 typedef struct sb_netserver sb_netserver;
@@ -29,7 +29,7 @@ struct sb_netserver {
   bool open, closing;
   sb_head_fn on_head;
   void (*on_activity)(sb_netserver *s); /* bytes moved or a connection came */
-  void (*on_closed)(sb_netserver *s);   /* after sb_netserver_close: all freed */
+  void (*on_closed)(sb_netserver *s); /* after sb_netserver_close: all freed */
   void (*on_conn_closing)(sb_netconn *c); /* cancel the owner's requests for c */
   void *ud;
   sb_netconn *conns;
@@ -39,17 +39,17 @@ struct sb_netserver {
 struct sb_netconn {
   sb_netserver *srv;
   sb_netconn *next;
-  uv_tcp_t a, b;       /* a: the client; b: where it goes */
+  uv_tcp_t a, b; /* a: the client; b: where it goes */
   uv_connect_t creq;
   uv_getaddrinfo_t gai; /* for owners that resolve a name */
-  char *head;          /* bytes read before the decision */
+  char *head; /* bytes read before the decision */
   size_t headlen, headcap;
-  size_t leftover;     /* bytes after the head, forwarded after the owner's */
-  int handles;         /* open libuv handles */
-  int reqs;            /* requests in flight */
+  size_t leftover; /* bytes after the head, forwarded after the owner's */
+  int handles; /* open libuv handles */
+  int reqs; /* requests in flight */
   bool decided, b_open, a_eof, b_eof, closing;
-  void *pending;       /* what to send once connected (relay-internal) */
-  void *ud;            /* the owner's, per connection */
+  void *pending; /* what to send once connected (relay-internal) */
+  void *ud; /* the owner's, per connection */
 };
 
 /* Serve on an already listening socket (ours from now on). 0 or a libuv error. */
@@ -64,8 +64,8 @@ void sb_netconn_reply(sb_netconn *c, const char *response, size_t len);
 void sb_netconn_refuse(sb_netconn *c, int status, const char *error_kind, const char *reason);
 /* Connect to sa from the host; then send `to_client` (may be NULL) to the
  * client and `to_upstream` plus the bytes after the head upstream, and relay. */
-void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to_client,
-                        const char *to_upstream, size_t uplen);
+void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to_client, const char *to_upstream,
+                        size_t uplen);
 /* The same with a socket already connected (fd becomes ours). */
 void sb_netconn_attach(sb_netconn *c, int fd, const char *to_upstream, size_t uplen);
 /* Keep the connection alive across an owner's own request (e.g. DNS). */
@@ -78,8 +78,7 @@ void sb_netconn_release(sb_netconn *c);
  * smuggling), so such heads are refused with 400 before an owner sees them. */
 bool sb_http_head_valid(const char *head, size_t len);
 /* The request line: method, target, version; false if malformed. */
-bool sb_http_request_line(const char *head, size_t len, char *method, size_t mlen, char *target,
-                          size_t tlen);
+bool sb_http_request_line(const char *head, size_t len, char *method, size_t mlen, char *target, size_t tlen);
 /* The value of header `name` (case-insensitive), copied; false if absent. */
 bool sb_http_header(const char *head, size_t len, const char *name, char *out, size_t outlen);
 /* The same for the nth (from 0) header of that name: a request may repeat one. */
@@ -87,7 +86,7 @@ bool sb_http_header_nth(const char *head, size_t len, const char *name, unsigned
 /* Rebuild a head: the new request line (NULL: the original one), then the headers minus the ones in
  * `drop` (NULL-terminated, case-insensitive), then `extra` (complete lines).
  * Returns the length, or 0 if it does not fit. */
-size_t sb_http_rewrite(const char *head, size_t len, const char *request_line,
-                       const char *const *drop, const char *extra, char *out, size_t outlen);
+size_t sb_http_rewrite(const char *head, size_t len, const char *request_line, const char *const *drop,
+                       const char *extra, char *out, size_t outlen);
 
 #endif

@@ -27,7 +27,7 @@ struct sb_netsvc {
   sb_mem mem;
   sb_netsvc_fn fn; /* the call waiting to run, NULL = none */
   void *arg;
-  bool busy;      /* a call is running */
+  bool busy; /* a call is running */
   bool started;
 };
 

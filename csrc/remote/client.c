@@ -26,7 +26,6 @@ void sb_remote_mask(sb_err *e, const char *secret) {
   e->msg = e->dyn;
 }
 
-
 typedef struct body_sink {
   const sb_mem *m;
   sb_buf *b;
@@ -59,7 +58,7 @@ typedef struct stream_sink {
   CURL *c;
   sb_buf error_body; /* a non-200 reply is a unary-style error document */
   double idle, last; /* the idle limit; when the last byte came */
-  bool quiet;        /* stopped for going quiet */
+  bool quiet; /* stopped for going quiet */
 } stream_sink;
 
 /* Called by curl about once a second, bytes or not: a stream quiet for its
@@ -242,8 +241,7 @@ static sb_code on_message(void *ud, unsigned flags, const char *msg, size_t len,
 sb_code sb_remote_stream(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb_connect_msg_fn fn, void *ud,
                          sb_err *e) {
   sb_buf env = {0};
-  if (sb_connect_envelope(m, &env, 0, rq->body ? rq->body : "{}", rq->body ? rq->blen : 2) != 0)
-    return sb_fail_oom(e);
+  if (sb_connect_envelope(m, &env, 0, rq->body ? rq->body : "{}", rq->body ? rq->blen : 2) != 0) return sb_fail_oom(e);
   sb_rreq framed = *rq;
   framed.body = env.p;
   framed.blen = env.len;

@@ -40,8 +40,8 @@ typedef struct sb_rlink {
 
 typedef struct sb_rreq {
   const char *method; /* GET, POST, DELETE */
-  const char *url;    /* absolute */
-  const char *what;   /* the call, for messages: "Stat", "create sandbox" */
+  const char *url; /* absolute */
+  const char *what; /* the call, for messages: "Stat", "create sandbox" */
   const char *headers[SB_RHEADERS_MAX]; /* "Name: value", NULL-terminated when fewer */
   const char *body;
   size_t blen;

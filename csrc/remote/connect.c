@@ -86,9 +86,9 @@ sb_code sb_connect_code(const char *name) {
     const char *name;
     sb_code code;
   } map[] = {
-      {"not_found", SB_ENOENT},         {"already_exists", SB_EEXIST},    {"permission_denied", SB_EACCES},
-      {"unauthenticated", SB_EACCES},   {"resource_exhausted", SB_ENOSPC}, {"invalid_argument", SB_EINVAL},
-      {"out_of_range", SB_EINVAL},      {"failed_precondition", SB_EINVAL}, {"unimplemented", SB_ENOTSUP},
+      {"not_found", SB_ENOENT},       {"already_exists", SB_EEXIST},      {"permission_denied", SB_EACCES},
+      {"unauthenticated", SB_EACCES}, {"resource_exhausted", SB_ENOSPC},  {"invalid_argument", SB_EINVAL},
+      {"out_of_range", SB_EINVAL},    {"failed_precondition", SB_EINVAL}, {"unimplemented", SB_ENOTSUP},
   };
   for (size_t i = 0; name && i < sizeof map / sizeof *map; i++)
     if (strcmp(map[i].name, name) == 0) return map[i].code;

@@ -29,9 +29,9 @@ typedef sb_code (*sb_connect_msg_fn)(void *ud, unsigned flags, const char *msg, 
 
 typedef struct sb_connect_reader {
   const sb_mem *m;
-  size_t max;     /* message limit (SB_CONNECT_MAX_MESSAGE when 0) */
+  size_t max; /* message limit (SB_CONNECT_MAX_MESSAGE when 0) */
   sb_buf pending; /* the bytes of a message not complete yet */
-  bool ended;     /* the end-of-stream message was read */
+  bool ended; /* the end-of-stream message was read */
 } sb_connect_reader;
 
 void sb_connect_reader_init(sb_connect_reader *r, const sb_mem *m, size_t max);

@@ -5,7 +5,7 @@
 
 /* "id" must be safe in a URL path: what engines hand out ([A-Za-z0-9-_]). */
 static bool id_ok(const char *id) {
-  if (!id || !*id || strlen(id) >= sizeof ((sb_remote_box *)0)->id) return false;
+  if (!id || !*id || strlen(id) >= sizeof((sb_remote_box *)0)->id) return false;
   for (const char *p = id; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
       return false;
@@ -20,8 +20,13 @@ static sb_code rest(const sb_mem *m, const sb_remote_engine *g, const char *meth
     return sb_fail(e, SB_EINVAL, "api_url is too long");
   if (snprintf(key, sizeof key, "X-API-Key: %s", g->api_key ? g->api_key : "") >= (int)sizeof key)
     return sb_fail(e, SB_EINVAL, "api_key is too long");
-  sb_rreq rq = {.method = method, .url = url, .what = what, .body = body, .blen = body ? strlen(body) : 0,
-                .secret = g->api_key, .headers = {key, "Content-Type: application/json", "Accept: application/json"}};
+  sb_rreq rq = {.method = method,
+                .url = url,
+                .what = what,
+                .body = body,
+                .blen = body ? strlen(body) : 0,
+                .secret = g->api_key,
+                .headers = {key, "Content-Type: application/json", "Accept: application/json"}};
   sb_rresp rs;
   sb_code c = sb_remote_call(m, &g->t, &rq, &rs, e);
   memset(reply, 0, sizeof *reply);
@@ -146,7 +151,8 @@ sb_code sb_remote_kill(const sb_mem *m, const sb_remote_engine *g, const char *i
 sb_code sb_remote_list(const sb_mem *m, const sb_remote_engine *g, sb_remote_box_fn fn, void *ud, sb_err *e) {
   sb_json d;
   sb_code c = rest(m, g, "GET", "/v2/sandboxes", "list sandboxes", NULL, &d, e);
-  if (c == SB_OK && !sb_json_is(&d, 0, SB_JARR)) c = sb_fail(e, SB_EIO, "remote: list sandboxes: the reply is not a list");
+  if (c == SB_OK && !sb_json_is(&d, 0, SB_JARR))
+    c = sb_fail(e, SB_EIO, "remote: list sandboxes: the reply is not a list");
   for (size_t k = 0, i = 1; c == SB_OK && k < d.t[0].len; k++, i = d.t[i].next) {
     sb_remote_box b;
     if ((c = box_from(g, &d, i, "list sandboxes", &b, e)) == SB_OK) c = fn(ud, &b, e);

@@ -13,10 +13,10 @@
 #include "remote/client.h"
 
 typedef struct sb_remote_engine {
-  const char *api_url;  /* e.g. https://api.e2b.app, http://127.0.0.1:3000 */
+  const char *api_url; /* e.g. https://api.e2b.app, http://127.0.0.1:3000 */
   const char *api_key;
   const char *envd_url; /* NULL: https://49983-<id>.<domain> */
-  const char *domain;   /* NULL: the one the engine names, else e2b.app */
+  const char *domain; /* NULL: the one the engine names, else e2b.app */
   sb_rlink t;
 } sb_remote_engine;
 
@@ -26,15 +26,15 @@ typedef struct sb_remote_box {
   char envd_version[32];
   char token[256]; /* envd's access token (secret) */
   char envd_url[600];
-  char state[32];  /* "running", "paused", ... when the engine says */
+  char state[32]; /* "running", "paused", ... when the engine says */
 } sb_remote_box;
 
 typedef struct sb_remote_spec {
   const char *template_id;
-  int timeout;            /* seconds the engine keeps it alive (its TTL) */
+  int timeout; /* seconds the engine keeps it alive (its TTL) */
   const char *const *metadata; /* key, value, ..., NULL */
-  const char *const *env;      /* name, value, ..., NULL */
-  int internet;           /* -1 the engine's default, 0 no, 1 yes */
+  const char *const *env; /* name, value, ..., NULL */
+  int internet; /* -1 the engine's default, 0 no, 1 yes */
 } sb_remote_spec;
 
 sb_code sb_remote_create(const sb_mem *m, const sb_remote_engine *g, const sb_remote_spec *s, sb_remote_box *out,

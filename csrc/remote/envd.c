@@ -111,10 +111,11 @@ static bool entry_from(const sb_json *j, size_t i, sb_rentry *en) {
   if (!en->name || !en->path) return false;
   en->target = sb_json_str(j, sb_json_field(j, i, "symlinkTarget"), &en->tlen);
   const char *type = sb_json_str(j, sb_json_field(j, i, "type"), NULL);
-  en->type = !type ? SB_ROTHER
-             : strcmp(type, "FILE_TYPE_FILE") == 0 ? SB_RFILE
-             : strcmp(type, "FILE_TYPE_DIRECTORY") == 0 ? SB_RDIR
-             : strcmp(type, "FILE_TYPE_SYMLINK") == 0 ? SB_RLINK : SB_ROTHER;
+  en->type = !type                               ? SB_ROTHER
+      : strcmp(type, "FILE_TYPE_FILE") == 0      ? SB_RFILE
+      : strcmp(type, "FILE_TYPE_DIRECTORY") == 0 ? SB_RDIR
+      : strcmp(type, "FILE_TYPE_SYMLINK") == 0   ? SB_RLINK
+                                                 : SB_ROTHER;
   int64_t v;
   if (sb_json_int(j, sb_json_field(j, i, "size"), &v) && v >= 0) en->size = (uint64_t)v;
   if (sb_json_int(j, sb_json_field(j, i, "mode"), &v) && v >= 0) en->mode = (uint32_t)v;

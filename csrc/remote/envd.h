@@ -12,10 +12,10 @@
 #include "remote/client.h"
 
 typedef struct sb_envd {
-  const char *url;        /* https://49983-<id>.<domain>, or the test peer's */
-  const char *token;      /* envdAccessToken (secret) */
+  const char *url; /* https://49983-<id>.<domain>, or the test peer's */
+  const char *token; /* envdAccessToken (secret) */
   const char *sandbox_id;
-  const char *user;       /* NULL: "user", E2B templates' default */
+  const char *user; /* NULL: "user", E2B templates' default */
   sb_rlink t;
 } sb_envd;
 

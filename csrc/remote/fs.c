@@ -10,7 +10,6 @@
 #include "fs/dirlist.h"
 #include "remote/process.h"
 
-
 /* Read the file at the real root-relative path rel (sb_rm_read_abs). */
 static sb_code fetch(sb_fs *fs, const char *rel, size_t rlen, sb_buf *b, sb_err *e) {
   const char *path = sb_rm_abs(RF(fs), 1, rel, rlen);
@@ -46,8 +45,7 @@ static sb_code below(const rnode *dir, const sb_path *p, unsigned from, rnode *o
   return SB_OK;
 }
 
-static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o,
-                        sb_err *e) {
+static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
   rfs *r = RF(fs);
   if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
   rnode *dir = &r->n[0], *old = &r->n[1];
@@ -75,10 +73,12 @@ static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   const char *path = sb_rm_abs(r, 1, old->rel, old->rlen);
   char tmp[sizeof r->abs[0] + 40];
   const char *slash = path ? strrchr(path, '/') : NULL;
-  if (!path || snprintf(tmp, sizeof tmp, "%.*s/.sandbox-%08x%08x.tmp", (int)(slash - path), path,
-                        (unsigned)random(), (unsigned)random()) >= (int)sizeof tmp)
+  if (!path ||
+      snprintf(tmp, sizeof tmp, "%.*s/.sandbox-%08x%08x.tmp", (int)(slash - path), path, (unsigned)random(),
+               (unsigned)random()) >= (int)sizeof tmp)
     return sb_fail(e, SB_ENAMETOOLONG, NULL);
-  if ((c = sb_rm_plain(sb_envd_write(&fs->mem, &r->d, tmp, data, len, e), e)) != SB_OK) return c; /* envd makes the parents */
+  if ((c = sb_rm_plain(sb_envd_write(&fs->mem, &r->d, tmp, data, len, e), e)) != SB_OK)
+    return c; /* envd makes the parents */
   if ((c = sb_rm_plain(sb_envd_move(&fs->mem, &r->d, tmp, path, e), e)) != SB_OK) {
     sb_err ignore;
     sb_envd_remove(&fs->mem, &r->d, tmp, &ignore);
@@ -156,8 +156,7 @@ static sb_code rm_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   if (o.exited && o.code == 0) return SB_OK;
   o.err[o.elen] = '\0';
   o.err[strcspn(o.err, "\n")] = '\0';
-  return sb_failf(e, strstr(o.err, "File exists") ? SB_EEXIST : SB_EIO, "remote: ln -s: %s",
-                  o.elen ? o.err : "failed");
+  return sb_failf(e, strstr(o.err, "File exists") ? SB_EEXIST : SB_EIO, "remote: ln -s: %s", o.elen ? o.err : "failed");
 }
 
 static sb_code rm_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
@@ -208,8 +207,12 @@ static sb_code list_cb(void *ud, const sb_rentry *en, sb_err *e) {
   listing *l = ud;
   l->any = true;
   if (l->count_only) return SB_OK;
-  sb_dirent d = {.name_off = l->out->names.len, .namelen = en->nlen, .type = sb_rm_type(en->type),
-                 .size = en->type == SB_RDIR ? 0 : en->type == SB_RLINK ? en->tlen : en->size};
+  sb_dirent d = {.name_off = l->out->names.len,
+                 .namelen = en->nlen,
+                 .type = sb_rm_type(en->type),
+                 .size = en->type == SB_RDIR ? 0
+                     : en->type == SB_RLINK  ? en->tlen
+                                             : en->size};
   if (sb_buf_append(&l->fs->mem, &l->out->names, en->name, en->nlen) != 0 ||
       sb_buf_append(&l->fs->mem, &l->out->names, "", 1) != 0 || sb_dirlist_push(&l->fs->mem, l->out, &d) != 0)
     return sb_fail_oom(e);
@@ -359,7 +362,8 @@ sb_code sb_remote_fs_open(sb_fs *fs, const sb_envd *d, const char *root, sb_err 
       !copy_str(r->id, sizeof r->id, d->sandbox_id) || !copy_str(r->user, sizeof r->user, d->user) ||
       !copy_str(r->root, sizeof r->root, root) || root[0] != '/') {
     sb_free(&fs->mem, r, sizeof *r);
-    return sb_fail(e, SB_EINVAL, "remote: the envd URL, token, sandbox id, user or root is too long (or root not absolute)");
+    return sb_fail(e, SB_EINVAL,
+                   "remote: the envd URL, token, sandbox id, user or root is too long (or root not absolute)");
   }
   r->rootlen = strlen(r->root);
   r->d = *d;

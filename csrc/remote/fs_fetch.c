@@ -14,13 +14,13 @@
 #include "remote/process.h"
 #include "remote/tar.h"
 
-#define CHUNK_FILES 1024         /* paths per tar */
+#define CHUNK_FILES 1024 /* paths per tar */
 #define CHUNK_NAMES (192u << 10) /* bytes of paths per tar (envd's request stays small) */
-#define TAR_DEADLINE 600         /* seconds a tar may run on the engine */
+#define TAR_DEADLINE 600 /* seconds a tar may run on the engine */
 
 typedef struct rwant {
   size_t off, len; /* the absolute path, in wnames */
-  uint64_t size;   /* as listed */
+  uint64_t size; /* as listed */
   void *tag;
   sb_code refused; /* SB_OK, or why it is not fetched (above max_read_bytes) */
 } rwant;
@@ -60,15 +60,15 @@ void sb_rm_want_free(sb_fs *fs) {
 typedef struct chunk {
   sb_fs *fs;
   size_t from, to, next; /* the chunk's notes; the next one tar may send */
-  bool *sent;            /* per note of the chunk: handed back */
-  size_t cur;            /* the note being received, or SIZE_MAX (an entry not asked for) */
+  bool *sent; /* per note of the chunk: handed back */
+  size_t cur; /* the note being received, or SIZE_MAX (an entry not asked for) */
   bool too_big;
   sb_tar tar;
-  bool any;              /* tar sent something */
+  bool any; /* tar sent something */
   uint32_t pid;
   sb_fetch_fn fn;
   void *ud;
-  bool stop;             /* fn said stop */
+  bool stop; /* fn said stop */
 } chunk;
 
 static const char *wname(rfs *r, size_t i) { return r->wnames.p + r->want[i].off; }
@@ -116,8 +116,8 @@ static sb_code tar_chunk(sb_fs *fs, chunk *k, sb_err *e) {
   rfs *r = RF(fs);
   size_t n = k->to - k->from;
   /* paths relative to the working directory "/" (an engine's filesystem root) */
-  const char *fixed[] = {"-c", "-f", "-", "--format=gnu", "--no-recursion", "--hard-dereference",
-                         "--ignore-failed-read", "--"};
+  const char *fixed[] = {
+      "-c", "-f", "-", "--format=gnu", "--no-recursion", "--hard-dereference", "--ignore-failed-read", "--"};
   size_t nf = sizeof fixed / sizeof *fixed;
   const char **args = sb_malloc(&fs->mem, (nf + n + 1) * sizeof *args);
   if (!args) return sb_fail_oom(e);

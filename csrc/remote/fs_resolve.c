@@ -31,10 +31,12 @@ bool sb_rm_join(char *out, size_t *olen, const char *dir, size_t dlen, const cha
  * adds the agent's path); the rest (EIO, EACCES, ...) keep envd's reason. */
 sb_code sb_rm_plain(sb_code c, sb_err *e) {
   switch (c) {
-  case SB_ENOENT: case SB_EEXIST: case SB_ENOTDIR: case SB_EISDIR: case SB_ENOTEMPTY:
-    return sb_fail(e, c, NULL);
-  default:
-    return c;
+  case SB_ENOENT:
+  case SB_EEXIST:
+  case SB_ENOTDIR:
+  case SB_EISDIR:
+  case SB_ENOTEMPTY: return sb_fail(e, c, NULL);
+  default: return c;
   }
 }
 
@@ -103,7 +105,8 @@ static sb_code resolve(sb_fs *fs, const char *path, size_t len, bool follow, rno
     if (c != SB_OK) return c;
     if (out->type == SB_T_SYMLINK && (!final || follow || slash)) {
       if (++hops > SB_HOPS_MAX) return sb_fail(e, SB_ELOOP, NULL);
-      if (out->target[0] == '/') return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
+      if (out->target[0] == '/')
+        return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
       size_t n = out->tlen, restlen = end - pos;
       if (n + restlen > SB_WORK_MAX) return sb_fail(e, SB_ENAMETOOLONG, NULL);
       memmove(buf + n, buf + pos, restlen);
@@ -195,8 +198,7 @@ sb_code sb_rm_find_entry(sb_fs *fs, const sb_path *p, rnode *dir, rnode *ent, sb
 
 /* Where a link was followed, the rules judge the real path (n's, plus a
  * name when given), as the container judges every path. */
-sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, sb_access acc, int kind,
-                       sb_err *e) {
+sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, sb_access acc, int kind, sb_err *e) {
   if (!n->followed || !sb_policy_judges_entries(fs->policy)) return SB_OK;
   char real[SB_PATH_MAX + SB_NAME_MAX + 2];
   size_t len = n->rlen;

@@ -11,8 +11,8 @@
 
 typedef struct went {
   size_t off, len; /* the path below the start, in names */
-  const char *s;   /* the same, once the listing is complete */
-  size_t end;      /* index after the entry's subtree */
+  const char *s; /* the same, once the listing is complete */
+  size_t end; /* index after the entry's subtree */
   int type;
   uint64_t size;
 } went;
@@ -202,8 +202,8 @@ size_t sb_rm_ref_path(const void *ref, char *out, size_t cap, uint64_t *size) {
   const wref *f = ref;
   const went *x = &f->w->v[f->i];
   *size = x->size;
-  int n = x->len ? snprintf(out, cap, "%s/%s", f->w->start, f->w->names.p + x->off)
-                 : snprintf(out, cap, "%s", f->w->start);
+  int n =
+      x->len ? snprintf(out, cap, "%s/%s", f->w->start, f->w->names.p + x->off) : snprintf(out, cap, "%s", f->w->start);
   return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
 }
 
@@ -237,4 +237,3 @@ sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_er
   *fd = m;
   return SB_OK;
 }
-

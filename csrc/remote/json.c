@@ -51,8 +51,7 @@ static bool oom(parser *p) {
 }
 
 static void skip_ws(parser *p) {
-  while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r'))
-    p->i++;
+  while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')) p->i++;
 }
 
 /* A new token (its index in *at), or false out of memory / tape too long. */

@@ -24,9 +24,9 @@
 typedef enum sb_jtype { SB_JNULL, SB_JFALSE, SB_JTRUE, SB_JNUM, SB_JSTR, SB_JARR, SB_JOBJ } sb_jtype;
 
 typedef struct sb_jtok {
-  uint8_t type;  /* sb_jtype */
-  uint32_t len;  /* STR/NUM: bytes at text + off; ARR: elements; OBJ: pairs */
-  uint32_t off;  /* STR/NUM: offset of the NUL-terminated bytes in text */
+  uint8_t type; /* sb_jtype */
+  uint32_t len; /* STR/NUM: bytes at text + off; ARR: elements; OBJ: pairs */
+  uint32_t off; /* STR/NUM: offset of the NUL-terminated bytes in text */
   uint32_t next; /* the token after this value and everything inside it */
 } sb_jtok;
 
@@ -79,7 +79,7 @@ void sb_jw_int(sb_jw *w, int64_t v);
 void sb_jw_bool(sb_jw *w, bool v);
 void sb_jw_null(sb_jw *w);
 void sb_jw_num_text(sb_jw *w, const char *s, size_t n); /* a number's text as parsed */
-void sb_jw_b64(sb_jw *w, const void *data, size_t n);   /* bytes, as a base64 string */
+void sb_jw_b64(sb_jw *w, const void *data, size_t n); /* bytes, as a base64 string */
 /* SB_OK with the document in w->b (NUL-terminated, the caller frees it with
  * sb_buf_free), or the sticky failure in e (and w->b freed). */
 sb_code sb_jw_finish(sb_jw *w, sb_err *e);

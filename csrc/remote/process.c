@@ -12,7 +12,7 @@ typedef struct follow {
   sb_rproc_fn fn;
   void *ud;
   sb_buf bytes; /* decoded output, reused */
-  bool ended;   /* the END event came */
+  bool ended; /* the END event came */
 } follow;
 
 static sb_code on_event(void *ud, unsigned flags, const char *msg, size_t len, sb_err *e) {

@@ -19,12 +19,12 @@
 typedef struct sb_rproc_spec {
   const char *cmd;
   const char *const *args; /* NULL-terminated, or NULL */
-  const char *const *env;  /* name, value, ..., NULL, or NULL */
-  const char *cwd;         /* NULL: the user's home */
-  const char *tag;         /* NULL: none */
-  bool stdin_open;         /* false: envd gives the process no stdin pipe */
-  double deadline;         /* seconds the engine lets it live; 0: no deadline */
-  double keepalive;        /* seconds between envd's keepalives; 0: 1 s */
+  const char *const *env; /* name, value, ..., NULL, or NULL */
+  const char *cwd; /* NULL: the user's home */
+  const char *tag; /* NULL: none */
+  bool stdin_open; /* false: envd gives the process no stdin pipe */
+  double deadline; /* seconds the engine lets it live; 0: no deadline */
+  double keepalive; /* seconds between envd's keepalives; 0: 1 s */
 } sb_rproc_spec;
 
 typedef enum sb_rev_kind { SB_REV_START, SB_REV_STDOUT, SB_REV_STDERR, SB_REV_END, SB_REV_KEEPALIVE } sb_rev_kind;
@@ -32,14 +32,14 @@ typedef enum sb_rev_kind { SB_REV_START, SB_REV_STDOUT, SB_REV_STDERR, SB_REV_EN
 /* One event; bytes and strings live until the callback returns. */
 typedef struct sb_rproc_event {
   sb_rev_kind kind;
-  uint32_t pid;         /* START */
-  const char *data;     /* STDOUT, STDERR: the bytes (decoded) */
+  uint32_t pid; /* START */
+  const char *data; /* STDOUT, STDERR: the bytes (decoded) */
   size_t len;
-  int exit_code;        /* END: -1 when it did not exit (a signal) */
+  int exit_code; /* END: -1 when it did not exit (a signal) */
   bool exited;
-  const char *status;   /* END: envd's words ("exit status 3", "signal: killed") */
-  const char *error;    /* END: why it could not run, or NULL */
-  bool timed_out;       /* END: the start's deadline ended it (the engine killed it) */
+  const char *status; /* END: envd's words ("exit status 3", "signal: killed") */
+  const char *error; /* END: why it could not run, or NULL */
+  bool timed_out; /* END: the start's deadline ended it (the engine killed it) */
 } sb_rproc_event;
 
 typedef sb_code (*sb_rproc_fn)(void *ud, const sb_rproc_event *ev, sb_err *e);

@@ -75,11 +75,19 @@ static void rp_kill(sb_proc *b, int sig) {
 /* envd's words for a signal ("signal: killed" from Go, "signal: SIGTERM"
  * from Node) as its number. */
 static int signal_of(const char *status) {
-  static const struct { const char *go, *name; int sig; } t[] = {
-      {"killed", "SIGKILL", SIGKILL}, {"terminated", "SIGTERM", SIGTERM}, {"interrupt", "SIGINT", SIGINT},
-      {"hangup", "SIGHUP", SIGHUP}, {"quit", "SIGQUIT", SIGQUIT}, {"aborted", "SIGABRT", SIGABRT},
-      {"segmentation fault", "SIGSEGV", SIGSEGV}, {"broken pipe", "SIGPIPE", SIGPIPE},
-      {"user defined signal 1", "SIGUSR1", SIGUSR1}, {"user defined signal 2", "SIGUSR2", SIGUSR2}};
+  static const struct {
+    const char *go, *name;
+    int sig;
+  } t[] = {{"killed", "SIGKILL", SIGKILL},
+           {"terminated", "SIGTERM", SIGTERM},
+           {"interrupt", "SIGINT", SIGINT},
+           {"hangup", "SIGHUP", SIGHUP},
+           {"quit", "SIGQUIT", SIGQUIT},
+           {"aborted", "SIGABRT", SIGABRT},
+           {"segmentation fault", "SIGSEGV", SIGSEGV},
+           {"broken pipe", "SIGPIPE", SIGPIPE},
+           {"user defined signal 1", "SIGUSR1", SIGUSR1},
+           {"user defined signal 2", "SIGUSR2", SIGUSR2}};
   const char *s = strncmp(status, "signal: ", 8) == 0 ? status + 8 : status;
   for (size_t i = 0; i < sizeof t / sizeof *t; i++)
     if (strncmp(s, t[i].go, strlen(t[i].go)) == 0 || strcmp(s, t[i].name) == 0) return t[i].sig;
@@ -155,9 +163,7 @@ static void dispatch(rrunner *rr, rev *v) {
       b->status = v->exited ? (v->exit_code & 0xff) << 8 : signal_of(v->text);
     }
     break;
-  case EV_RESUMED: /* envd replays nothing: what was printed meanwhile is gone */
-    b->output_incomplete = true;
-    break;
+  case EV_RESUMED: /* envd replays nothing: what was printed meanwhile is gone */ b->output_incomplete = true; break;
   case EV_DONE:
     p->done = true;
     if (!p->ended) { /* lost: the link, or the sandbox, is gone */
@@ -168,8 +174,7 @@ static void dispatch(rrunner *rr, rev *v) {
     }
     finish(p);
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -380,16 +385,14 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   pthread_mutex_unlock(&rr->mu);
   if (!ok) {
     join(p);
-    if (p->t_code == SB_ENOENT)
-      sb_failf(e, SB_ENOENT, "command not found: %.200s", cmd->argv[0]);
-    else if (p->t_code == SB_EACCES)
-      sb_failf(e, SB_EACCES, "permission denied (not executable): %.200s", cmd->argv[0]);
+    if (p->t_code == SB_ENOENT) sb_failf(e, SB_ENOENT, "command not found: %.200s", cmd->argv[0]);
+    else if (p->t_code == SB_EACCES) sb_failf(e, SB_EACCES, "permission denied (not executable): %.200s", cmd->argv[0]);
     else if (p->t_code == SB_ENOTSUP) /* fail closed: never a command whose tree could not be killed */
-      sb_failf(e, SB_ENOTSUP, "remote: this sandbox's template cannot have a command's whole tree killed "
-                              "(it needs /proc and a grep that takes -z, as GNU grep does): no command is run; "
-                              "use a template with GNU grep");
-    else
-      sb_failf(e, p->t_code, "%s", p->t_msg);
+      sb_failf(e, SB_ENOTSUP,
+               "remote: this sandbox's template cannot have a command's whole tree killed "
+               "(it needs /proc and a grep that takes -z, as GNU grep does): no command is run; "
+               "use a template with GNU grep");
+    else sb_failf(e, p->t_code, "%s", p->t_msg);
     proc_free(p);
     return NULL;
   }

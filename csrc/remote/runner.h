@@ -25,11 +25,11 @@
 #include "remote/envd.h"
 
 typedef struct sb_remote_runner_config {
-  double grace;           /* seconds from SIGTERM to SIGKILL */
-  size_t max_output;      /* bytes kept per stream (head + tail), and the h:read queue */
-  sb_fs *fs;              /* the remote backend: working directories resolve there */
-  const sb_envd *envd;    /* valid while the runner lives */
-  const char *root;       /* the backend's root, absolute */
+  double grace; /* seconds from SIGTERM to SIGKILL */
+  size_t max_output; /* bytes kept per stream (head + tail), and the h:read queue */
+  sb_fs *fs; /* the remote backend: working directories resolve there */
+  const sb_envd *envd; /* valid while the runner lives */
+  const char *root; /* the backend's root, absolute */
 } sb_remote_runner_config;
 
 /* A runner; NULL with e when it cannot be made (OOM, no eventfd). */

@@ -16,7 +16,7 @@
 #define RESUME_TRIES 5
 #define RESUME_WAIT 0.2
 #define SWEEP_LIMIT 10 /* seconds a tree signal (remote/tree.h) may take on the engine */
-#define EV_DONE 100    /* the thread is done with the stream: the last event */
+#define EV_DONE 100 /* the thread is done with the stream: the last event */
 #define EV_RESUMED 101 /* the stream was followed again after a drop */
 
 /* One event from a stream's thread to the loop. */
@@ -41,7 +41,7 @@ typedef struct rrunner {
   pthread_cond_t started; /* a thread's stream has started, or failed to */
   int efd;
   rev *head, **tail; /* events not yet dispatched */
-  bool tree_ok;      /* a command passed the wrapper's check (remote/tree.h) */
+  bool tree_ok; /* a command passed the wrapper's check (remote/tree.h) */
 } rrunner;
 
 typedef struct rproc {
@@ -49,13 +49,13 @@ typedef struct rproc {
   rrunner *rr; /* NULL once the runner closed */
   sb_mem mem;
   pthread_t th;
-  bool thread_live;  /* started, not joined */
-  atomic_bool stop;  /* the loop lets go of the stream */
+  bool thread_live; /* started, not joined */
+  atomic_bool stop; /* the loop lets go of the stream */
   sb_rproc_spec spec;
-  sb_rtree tree;     /* the mark of everything the command starts */
+  sb_rtree tree; /* the mark of everything the command starts */
   sb_rtree_nums nums;
-  char *specmem;     /* the spec's strings, for the thread (malloc) */
-  rev *done_ev;      /* the thread's last event, allocated up front */
+  char *specmem; /* the spec's strings, for the thread (malloc) */
+  rev *done_ev; /* the thread's last event, allocated up front */
   size_t specsize;
   /* the thread's own view: started (envd named it), go (the wrapper runs
    * the command), failed (nothing ran), out (stdout's first byte seen) */

@@ -34,9 +34,7 @@ rev *sb_rr_new_ev(rproc *p, int kind, size_t len) {
   return v;
 }
 
-size_t sb_rr_queue_cap(const rrunner *rr) {
-  return rr->cfg.max_output < 64 * 1024 ? 64 * 1024 : rr->cfg.max_output;
-}
+size_t sb_rr_queue_cap(const rrunner *rr) { return rr->cfg.max_output < 64 * 1024 ? 64 * 1024 : rr->cfg.max_output; }
 
 /* Tell start() how the start went (once). */
 static void tell_start(rproc *p, sb_code code, const char *msg) {
@@ -76,8 +74,7 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
     p->t_out = true;
     if (!p->t_go && (data[0] == SB_RTREE_ENOENT || data[0] == SB_RTREE_EACCES || data[0] == SB_RTREE_NOTREE)) {
       p->t_failed = true;
-      tell_start(p, data[0] == SB_RTREE_ENOENT ? SB_ENOENT : data[0] == SB_RTREE_EACCES ? SB_EACCES : SB_ENOTSUP,
-                 NULL);
+      tell_start(p, data[0] == SB_RTREE_ENOENT ? SB_ENOENT : data[0] == SB_RTREE_EACCES ? SB_EACCES : SB_ENOTSUP, NULL);
       return SB_OK;
     }
     if (data[0] == SB_RTREE_GO) data++, len--;
@@ -87,7 +84,9 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
       p->t_failed = true;
       char msg[sizeof p->t_msg];
       snprintf(msg, sizeof msg, "remote: the command did not start (%.100s)",
-               ev->error ? ev->error : ev->status ? ev->status : "no status");
+               ev->error        ? ev->error
+                   : ev->status ? ev->status
+                                : "no status");
       tell_start(p, SB_EIO, msg);
       return SB_OK;
     }
@@ -131,8 +130,8 @@ void *sb_rr_stream_main(void *arg) {
   sb_err e = {.code = SB_OK};
   sb_code c = sb_envd_start(&plain, rr->cfg.envd, &p->spec, on_event, p, &e);
   /* a dropped link while the process runs: follow it again (E2B #1128) */
-  for (int i = 1; c == SB_EIO && p->t_started && !p->t_ended && !p->t_failed && !atomic_load(&p->stop) &&
-                  i <= RESUME_TRIES; i++) {
+  for (int i = 1;
+       c == SB_EIO && p->t_started && !p->t_ended && !p->t_failed && !atomic_load(&p->stop) && i <= RESUME_TRIES; i++) {
     /* dropped before the wrapper's first byte: it may have been printed
      * meanwhile; the command is taken as started (output_incomplete says
      * what may be missing) */
@@ -146,7 +145,7 @@ void *sb_rr_stream_main(void *arg) {
     if (p->t_started && !p->t_failed) /* started, then lost before it could be followed */
       sb_rtree_signal(&plain, rr->cfg.envd, &p->tree, SIGKILL, SWEEP_LIMIT, &(sb_err){.code = SB_OK});
     tell_start(p, c == SB_OK ? SB_EIO : c,
-            c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
+               c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
     return NULL;
   }
   rev *v = p->done_ev; /* made with the process: the loop always hears the end */
@@ -156,4 +155,3 @@ void *sb_rr_stream_main(void *arg) {
   push(rr, v);
   return NULL;
 }
-

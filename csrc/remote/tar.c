@@ -121,8 +121,7 @@ sb_code sb_tar_feed(sb_tar *t, const char *p, size_t n, sb_err *e) {
     } else if (t->state == ST_DATA) {
       size_t k = t->left < n ? (size_t)t->left : n;
       if (t->kind == K_FILE) c = t->fn(t->ud, SB_TAR_DATA, p, k, 0, e);
-      else if (t->kind == K_LONGNAME && sb_buf_append(t->m, &t->longname, p, k) != 0)
-        c = sb_fail_oom(e);
+      else if (t->kind == K_LONGNAME && sb_buf_append(t->m, &t->longname, p, k) != 0) c = sb_fail_oom(e);
       t->left -= k, p += k, n -= k;
       if (!t->left && c == SB_OK) {
         if (t->kind == K_FILE) c = t->fn(t->ud, SB_TAR_END, NULL, 0, 0, e);

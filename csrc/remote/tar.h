@@ -30,12 +30,12 @@ typedef struct sb_tar {
   int state;
   unsigned char hdr[512];
   size_t hlen;
-  uint64_t left;  /* bytes of the entry's data still to come */
-  size_t pad;     /* then this many bytes of padding */
-  int kind;       /* what the data is: a file's, a long name's, skipped */
+  uint64_t left; /* bytes of the entry's data still to come */
+  size_t pad; /* then this many bytes of padding */
+  int kind; /* what the data is: a file's, a long name's, skipped */
   sb_buf longname; /* the next entry's name ('L'), as it arrives */
   bool have_long;
-  bool ended;      /* the end-of-archive block came */
+  bool ended; /* the end-of-archive block came */
 } sb_tar;
 
 void sb_tar_init(sb_tar *t, const sb_mem *m, sb_tar_fn fn, void *ud);

@@ -12,71 +12,41 @@
  * from the default PATH (command -p), whatever PATH the command has. */
 #define NL "\n"
 static const char script[] =
-    "sweep() {" NL
-    "  i=0" NL
-    "  while [ $i -lt 50 ]; do" NL
-    "    i=$((i + 1)) n=0" NL
-    "    for f in $(" SB_RTREE_VAR "= command -p grep -lsxzF \"" SB_RTREE_VAR "=$2\" /proc/[0-9]*/environ); do" NL
+    "sweep() {" NL "  i=0" NL "  while [ $i -lt 50 ]; do" NL "    i=$((i + 1)) n=0" NL "    for f in $(" SB_RTREE_VAR
+    "= command -p grep -lsxzF \"" SB_RTREE_VAR "=$2\" /proc/[0-9]*/environ); do" NL
     "      p=${f#/proc/} p=${p%/environ}" NL
-    "      [ \"$p\" = \"$3\" ] || ! kill -s \"$1\" \"$p\" 2>/dev/null || n=1" NL
-    "    done" NL
-    "    [ \"$1\" = KILL ] && [ $n = 1 ] || return 0" NL
-    "  done" NL
-    "}" NL
-    "case $1 in" NL
-    "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL
-    "run) ;;" NL
+    "      [ \"$p\" = \"$3\" ] || ! kill -s \"$1\" \"$p\" 2>/dev/null || n=1" NL "    done" NL
+    "    [ \"$1\" = KILL ] && [ $n = 1 ] || return 0" NL "  done" NL "}" NL "case $1 in" NL
+    "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL "run) ;;" NL
     /* check: can the sweep work here at all? (the first command of a runner) */
     "check) [ -r /proc/self/environ ] && printf 'a\\000' | command -p grep -qzx a 2>/dev/null ||"
-    " { printf '\\004'; exit 127; } ;;" NL
-    "*) exit 2 ;;" NL
-    "esac" NL
-    "d=$2 g=$3 m=$" SB_RTREE_VAR NL
+    " { printf '\\004'; exit 127; } ;;" NL "*) exit 2 ;;" NL "esac" NL "d=$2 g=$3 m=$" SB_RTREE_VAR NL
     /* what a signal to the tree must not end before the command */
     "t='HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS'" NL
     "shift 3" NL
     /* execvp's look-up: EACCES when only something not executable is found */
-    "e=" NL
-    "case $1 in" NL
-    "*/*) [ -f \"$1\" ] && [ -x \"$1\" ] || { [ -e \"$1\" ] && e=EACCES || e=ENOENT; } ;;" NL
-    "*) e=ENOENT; set -f; IFS=:" NL
-    "  for x in $PATH; do" NL
-    "    [ -f \"${x:-.}/$1\" ] && [ -x \"${x:-.}/$1\" ] && { e=; break; }" NL
-    "    [ -e \"${x:-.}/$1\" ] && e=EACCES" NL
-    "  done" NL
-    "  unset IFS; set +f ;;" NL
-    "esac" NL
-    "if [ -n \"$e\" ]; then" NL
-    "  [ $e = ENOENT ] && printf '\\002' || printf '\\003'" NL
-    "  exit 127" NL
-    "fi" NL
+    "e=" NL "case $1 in" NL "*/*) [ -f \"$1\" ] && [ -x \"$1\" ] || { [ -e \"$1\" ] && e=EACCES || e=ENOENT; } ;;" NL
+    "*) e=ENOENT; set -f; IFS=:" NL "  for x in $PATH; do" NL
+    "    [ -f \"${x:-.}/$1\" ] && [ -x \"${x:-.}/$1\" ] && { e=; break; }" NL "    [ -e \"${x:-.}/$1\" ] && e=EACCES" NL
+    "  done" NL "  unset IFS; set +f ;;" NL "esac" NL "if [ -n \"$e\" ]; then" NL
+    "  [ $e = ENOENT ] && printf '\\002' || printf '\\003'" NL "  exit 127" NL "fi" NL
     /* the watchdog: in the tree, spared by its own sweeps, deaf to the
      * signals the tree may get; its sleeps carry no mark (a sweep of ours
      * must not end them early), and SIGUSR1 ends it with its sleep */
-    "w=" NL
-    "if [ \"$d\" != 0 ]; then" NL
-    "  (trap : $t; trap 'kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL
-    "   nap() { " SB_RTREE_VAR "= command -p sleep \"$1\" & z=$!;"
+    "w=" NL "if [ \"$d\" != 0 ]; then" NL
+    "  (trap : $t; trap 'kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL "   nap() { " SB_RTREE_VAR
+    "= command -p sleep \"$1\" & z=$!;"
     " while kill -0 $z 2>/dev/null; do wait $z; done; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
-    " </dev/null >/dev/null 2>&1 &" NL
-    "  w=$!" NL
-    "fi" NL
+    " </dev/null >/dev/null 2>&1 &" NL "  w=$!" NL "fi" NL
     /* a signal to the tree must not end the wrapper before the command */
-    "trap : $t" NL
-    "printf '\\001'" NL
-    "(exec \"$@\")" NL
-    "s=$?" NL
+    "trap : $t" NL "printf '\\001'" NL "(exec \"$@\")" NL "s=$?" NL
     "[ -z \"$w\" ] || { kill -USR1 $w 2>/dev/null; while kill -0 $w 2>/dev/null; do wait $w; done; }" NL
     "sweep KILL \"$m\" $$" NL
     /* ended by a signal that ends a process: end the same way */
-    "if [ $s -gt 128 ]; then" NL
-    "  case $((s - 128)) in" NL
+    "if [ $s -gt 128 ]; then" NL "  case $((s - 128)) in" NL
     "  1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|24|25|26|27|29|30|31)"
-    " ulimit -c 0 2>/dev/null; trap - $((s - 128)); kill -$((s - 128)) $$ ;;" NL
-    "  esac" NL
-    "fi" NL
-    "exit $s" NL;
+    " ulimit -c 0 2>/dev/null; trap - $((s - 128)); kill -$((s - 128)) $$ ;;" NL "  esac" NL "fi" NL "exit $s" NL;
 #undef NL
 
 bool sb_rtree_init(sb_rtree *t) {
@@ -86,8 +56,7 @@ bool sb_rtree_init(sb_rtree *t) {
   return true;
 }
 
-void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
-                     bool check) {
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace, bool check) {
   snprintf(nums->deadline, sizeof nums->deadline, "%.3f", deadline > 0 ? deadline : 0);
   snprintf(nums->grace, sizeof nums->grace, "%.3f", grace > 0 ? grace : 0);
   if (deadline <= 0) snprintf(nums->deadline, sizeof nums->deadline, "0");

@@ -26,7 +26,7 @@
 #include "remote/process.h"
 
 #define SB_RTREE_VAR "AGENT_SANDBOX_TREE"
-#define SB_RTREE_GO '\001'     /* the command runs */
+#define SB_RTREE_GO '\001' /* the command runs */
 #define SB_RTREE_ENOENT '\002' /* not found: nothing ran */
 #define SB_RTREE_EACCES '\003' /* found, not executable: nothing ran */
 #define SB_RTREE_NOTREE '\004' /* check: no /proc or no grep -z here, so no tree kill: nothing ran */
@@ -50,8 +50,7 @@ bool sb_rtree_init(sb_rtree *t);
 typedef struct sb_rtree_nums {
   char deadline[32], grace[32];
 } sb_rtree_nums;
-void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
-                     bool check);
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace, bool check);
 
 /* Send sig to every process of the tree (by its name); SIGKILL is repeated
  * until none is left. One envd Start, followed to its end (at most limit

@@ -16,8 +16,8 @@ typedef struct seqs {
   line *la, *lb;
   long na, nb;
   uint32_t *xv, *yv; /* equivalence classes of a's and b's lines */
-  char *xch, *ych;   /* 1: the line is deleted (a) / inserted (b) */
-  long *fd, *bd;     /* furthest-reaching x per diagonal, forward and backward */
+  char *xch, *ych; /* 1: the line is deleted (a) / inserted (b) */
+  long *fd, *bd; /* furthest-reaching x per diagonal, forward and backward */
   long max_cost;
 } seqs;
 
@@ -198,8 +198,7 @@ static void range(char *buf, size_t cap, long start, long count) {
 
 static int put_line(const sb_mem *m, sb_buf *out, char sign, const line *l) {
   if (sb_buf_append(m, out, &sign, 1) || sb_buf_append(m, out, l->p, l->len)) return -1;
-  if (l->len == 0 || l->p[l->len - 1] != '\n')
-    return sb_buf_append(m, out, "\n\\ No newline at end of file\n", 29);
+  if (l->len == 0 || l->p[l->len - 1] != '\n') return sb_buf_append(m, out, "\n\\ No newline at end of file\n", 29);
   return 0;
 }
 
@@ -283,8 +282,8 @@ static void release(seqs *s) {
   if (s->bd) sb_free(m, s->bd - (nb + 1), nd * sizeof *s->bd);
 }
 
-sb_code sb_diff_text(const sb_mem *m, const char *a, size_t alen, const char *b, size_t blen,
-                     unsigned context, sb_buf *out, sb_diff_stat *st, sb_err *e) {
+sb_code sb_diff_text(const sb_mem *m, const char *a, size_t alen, const char *b, size_t blen, unsigned context,
+                     sb_buf *out, sb_diff_stat *st, sb_err *e) {
   memset(st, 0, sizeof *st);
   if (alen == blen && memcmp(a, b, alen) == 0) return SB_OK;
   seqs s = {.m = m};

@@ -22,8 +22,8 @@ typedef struct sb_diff_stat {
 
 /* Append the hunks turning a into b to out (nothing when they are equal).
  * ENOSPC when memory runs out (out may hold a partial diff then). */
-sb_code sb_diff_text(const sb_mem *m, const char *a, size_t alen, const char *b, size_t blen,
-                     unsigned context, sb_buf *out, sb_diff_stat *st, sb_err *e);
+sb_code sb_diff_text(const sb_mem *m, const char *a, size_t alen, const char *b, size_t blen, unsigned context,
+                     sb_buf *out, sb_diff_stat *st, sb_err *e);
 
 /* Does git treat this as binary (a NUL in the first 8000 bytes)? */
 int sb_diff_is_binary(const char *s, size_t len);

@@ -15,7 +15,7 @@ typedef struct sb_scan_entry {
   const char *path; /* relative to the scanned directory, '/'-separated */
   size_t plen;
   int type;
-  bool opaque;      /* a directory marked opaque (trusted. or user.overlay.opaque = "y") */
+  bool opaque; /* a directory marked opaque (trusted. or user.overlay.opaque = "y") */
   uint64_t size;
   int64_t mtime_sec;
   long mtime_nsec;

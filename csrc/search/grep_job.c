@@ -57,10 +57,10 @@ typedef struct scan {
   sb_search *s;
   sb_job *j;
   const char *buf;
-  size_t len, end;   /* end: without the final newline */
-  size_t at_off;     /* a line start whose number is known */
+  size_t len, end; /* end: without the final newline */
+  size_t at_off; /* a line start whose number is known */
   uint32_t at_line;
-  size_t shown;      /* lines before this offset are in out already */
+  size_t shown; /* lines before this offset are in out already */
   uint32_t after_left;
   size_t matches;
   bool more, oom;
@@ -155,4 +155,3 @@ void sb_grep_work(void *ctx, void *tp, sb_job *j) {
   }
   j->more = c.more; /* more matches than were kept */
 }
-

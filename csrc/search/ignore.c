@@ -8,10 +8,10 @@
 /* A rule in `rules`: the header, then the pattern's bytes. */
 typedef struct rule {
   uint32_t len;
-  bool neg;      /* "!pattern": re-include */
+  bool neg; /* "!pattern": re-include */
   bool dir_only; /* "pattern/" */
   bool anchored; /* a '/' before the end: relative to the file's directory */
-  bool below;    /* "x/" then "**": what is inside x, not x itself */
+  bool below; /* "x/" then "**": what is inside x, not x itself */
 } rule;
 
 /* A directory with rules: its path (at `off` in rules), then its rules. */
@@ -52,8 +52,7 @@ static bool add_rule(sb_ignore *ig, const char *s, size_t n) {
   if (n == 0) return true;
   r.below = n >= 3 && memcmp(s + n - 3, "/**", 3) == 0;
   r.len = (uint32_t)n;
-  return sb_buf_append(ig->mem, &ig->rules, &r, sizeof r) == 0 &&
-         sb_buf_append(ig->mem, &ig->rules, s, n) == 0;
+  return sb_buf_append(ig->mem, &ig->rules, &r, sizeof r) == 0 && sb_buf_append(ig->mem, &ig->rules, s, n) == 0;
 }
 
 bool sb_ignore_add(sb_ignore *ig, const char *dir, size_t dlen, const char *text, size_t tlen) {
@@ -90,8 +89,7 @@ void sb_ignore_leave(sb_ignore *ig, const char *rel, size_t rlen) {
   while (nl) {
     const level *l = &lv[nl - 1];
     /* the root's level holds everything; another holds what is below it */
-    if (l->dlen == 0 || (rlen > l->dlen && rel[l->dlen] == '/' &&
-                         memcmp(rel, ig->rules.p + l->off, l->dlen) == 0))
+    if (l->dlen == 0 || (rlen > l->dlen && rel[l->dlen] == '/' && memcmp(rel, ig->rules.p + l->off, l->dlen) == 0))
       break;
     ig->rules.len = l->off;
     nl--;
@@ -99,8 +97,8 @@ void sb_ignore_leave(sb_ignore *ig, const char *rel, size_t rlen) {
   ig->levels.len = nl * sizeof(level);
 }
 
-static bool rule_matches(const rule *r, const char *pat, const char *sub, size_t slen,
-                         const char *base, size_t blen, bool is_dir) {
+static bool rule_matches(const rule *r, const char *pat, const char *sub, size_t slen, const char *base, size_t blen,
+                         bool is_dir) {
   if (r->dir_only && !is_dir) return false;
   if (!r->anchored) return sb_glob_match(pat, r->len, base, blen);
   if (!sb_glob_match(pat, r->len, sub, slen)) return false;

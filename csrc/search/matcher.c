@@ -63,10 +63,10 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
   char run[SB_MATCH_PRE_MAX];
   size_t rl = 0, best = 0;
   int depth = 0;
-#define END_RUN()                                   \
-  do {                                              \
-    if (rl > best) memcpy(out, run, best = rl);     \
-    rl = 0;                                         \
+#define END_RUN() \
+  do { \
+    if (rl > best) memcpy(out, run, best = rl); \
+    rl = 0; \
   } while (0)
   if (cap > SB_MATCH_PRE_MAX) cap = SB_MATCH_PRE_MAX;
   for (size_t i = 0; i < n; i++) {
@@ -150,8 +150,8 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
  * Such a pattern is run on each line alone, as grep's line semantics ask;
  * a false alarm only costs speed. */
 static bool needs_lines(const char *pat, size_t n) {
-  static const char *const forms[] = {"(?=", "(?!", "(?<=", "(?<!", "(?<*", "(?*", "(*",
-                                      "\\K", "\\A", "\\z", "\\Z", "\\G"};
+  static const char *const forms[] = {"(?=", "(?!", "(?<=", "(?<!", "(?<*", "(?*",
+                                      "(*",  "\\K", "\\A",  "\\z",  "\\Z",  "\\G"};
   for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
     if (memmem(pat, n, forms[i], strlen(forms[i]))) return true;
   return false;
@@ -172,8 +172,8 @@ static bool unicode_classes(const char *pat, size_t n) {
 
 /* ---- compile ------------------------------------------------------------- */
 
-sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool literal, bool icase,
-                           bool multiline, sb_err *e) {
+sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool literal, bool icase, bool multiline,
+                           sb_err *e) {
   memset(m, 0, sizeof *m);
   m->needle = pat;
   m->nlen = n;
@@ -208,14 +208,15 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
   if (!m->code) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(err, msg, sizeof msg);
-    return sb_failf(e, SB_EINVAL,
-                    "invalid regular expression '%.*s': %s at offset %zu (pass literal = true to search for the text as it is)",
-                    (int)(n < 60 ? n : 60), pat, (const char *)msg, (size_t)off);
+    return sb_failf(
+        e, SB_EINVAL,
+        "invalid regular expression '%.*s': %s at offset %zu (pass literal = true to search for the text as it is)",
+        (int)(n < 60 ? n : 60), pat, (const char *)msg, (size_t)off);
   }
   /* SANDBOX_NO_JIT: the interpreter instead (valgrind flags the JIT's
    * 16-byte loads that reach past a subject's end within its last block) */
   m->jit = !getenv("SANDBOX_NO_JIT") && pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0 &&
-           (!m->ascii || pcre2_jit_compile(m->ascii, PCRE2_JIT_COMPLETE) == 0);
+      (!m->ascii || pcre2_jit_compile(m->ascii, PCRE2_JIT_COMPLETE) == 0);
   if (!literal && !icase) m->prelen = sb_required_literal(pat, n, m->pre, sizeof m->pre);
   m->per_line = !literal && !multiline && needs_lines(pat, n);
   /* next to invalid UTF-8, PCRE2 (10.42) places \b and \B differently in a
@@ -349,8 +350,7 @@ static int line_matches(const sb_matcher *m, const pcre2_code *c, sb_mstate *st,
   return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : rc;
 }
 
-int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len,
-                    sb_match_fn fn, void *ud) {
+int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len, sb_match_fn fn, void *ud) {
   if (len == 0) return 0; /* no lines */
   /* the buffer's final newline ends the last line; nothing follows it */
   size_t end = buf[len - 1] == '\n' ? len - 1 : len;
@@ -359,7 +359,7 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
   bool ascii = m->ascii && sb_utf8_ascii(buf, len);
   const pcre2_code *code = ascii ? m->ascii : m->code;
   bool per_line = m->per_line || (m->bounds && !m->prelen && !ascii && !sb_utf8_valid(buf, len)) ||
-                  (m->empty && !m->prelen && memmem(buf, len, "\r\n", 2));
+      (m->empty && !m->prelen && memmem(buf, len, "\r\n", 2));
   size_t pos = 0;
   while (pos <= end) {
     size_t ls, le;

@@ -18,15 +18,15 @@
 #define SB_MATCH_PRE_MAX 64 /* bytes of a required literal kept */
 
 typedef struct sb_matcher {
-  bool literal;   /* fixed string, case-sensitive: memmem only */
+  bool literal; /* fixed string, case-sensitive: memmem only */
   bool multiline; /* a match may span lines */
-  bool per_line;  /* judged one line at a time: lookaround, \K, \A, \z... */
-  bool bounds;    /* has \b or \B: judged one line at a time in text that is not UTF-8 */
-  bool empty;     /* it can match an empty string: a whole-buffer scan never looks between a CR
+  bool per_line; /* judged one line at a time: lookaround, \K, \A, \z... */
+  bool bounds; /* has \b or \B: judged one line at a time in text that is not UTF-8 */
+  bool empty; /* it can match an empty string: a whole-buffer scan never looks between a CR
                      and its LF (PCRE2 steps over CRLF), so buffers holding one go a line at a time */
   const char *needle; /* the literal (borrowed from the caller) */
   size_t nlen;
-  pcre2_code *code;  /* NULL for a case-sensitive literal */
+  pcre2_code *code; /* NULL for a case-sensitive literal */
   pcre2_code *ascii; /* the same without Unicode classes, for all-ASCII text; or NULL */
   bool jit;
   char pre[SB_MATCH_PRE_MAX]; /* a literal every match contains, or empty */
@@ -40,8 +40,8 @@ typedef struct sb_mstate {
 } sb_mstate;
 
 /* Compile `pat`; EINVAL with PCRE2's message and offset when it is invalid. */
-sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool literal, bool icase,
-                           bool multiline, sb_err *e);
+sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool literal, bool icase, bool multiline,
+                           sb_err *e);
 void sb_matcher_free(sb_matcher *m);
 
 /* Per-thread state for m; false on out of memory. */
@@ -58,8 +58,7 @@ typedef bool (*sb_match_fn)(void *ud, size_t start, size_t end);
  * a subject's end, and with invalid UTF-8 before it, \b and \B there
  * depend on that byte (a NUL, like the newline after each line, gives the
  * interpreter's answer). */
-int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len,
-                    sb_match_fn fn, void *ud);
+int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len, sb_match_fn fn, void *ud);
 
 /* The first needle nd[0, m) in h[0, n), or NULL (memmem, but looking
  * for the needle's two rarest bytes 16 positions at a time). */

@@ -92,8 +92,7 @@ static void start_threads(sb_pool *p) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  while (p->started < p->nthreads && pthread_create(&p->threads[p->started], NULL, worker, p) == 0)
-    p->started++;
+  while (p->started < p->nthreads && pthread_create(&p->threads[p->started], NULL, worker, p) == 0) p->started++;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (p->started == 0) p->nthreads = 0; /* none could start: carry on inline */
 }

@@ -36,11 +36,11 @@ typedef struct sb_job {
   int fd;
   const char *data; /* lent by the walk, or the job's own (own) */
   size_t dlen;
-  char *own;        /* malloc'd bytes the job frees */
+  char *own; /* malloc'd bytes the job frees */
   double mtime;
   bool done;
   bool more; /* the work kept less than it found */
-  int rc;      /* 0, or what the work reports (an error of the whole search) */
+  int rc; /* 0, or what the work reports (an error of the whole search) */
   sb_wbuf out; /* the records */
 } sb_job;
 

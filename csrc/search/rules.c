@@ -33,7 +33,8 @@ static bool load_listed_rules(sb_search *s, const char *dir, size_t dlen, const 
     const sb_dirent *d = &dl->v[i];
     if (d->name[0] != '.') continue;
     for (size_t k = 0; k < 2; k++)
-      if (d->type == SB_T_FILE && d->namelen == strlen(IGNORE_FILES[k]) && memcmp(d->name, IGNORE_FILES[k], d->namelen) == 0)
+      if (d->type == SB_T_FILE && d->namelen == strlen(IGNORE_FILES[k]) &&
+          memcmp(d->name, IGNORE_FILES[k], d->namelen) == 0)
         has[k] = true;
     if (d->type == SB_T_DIR && d->namelen == 4 && memcmp(d->name, ".git", 4) == 0) git = true;
   }
@@ -85,4 +86,3 @@ bool sb_search_left_out(sb_search *s, const char *rel, size_t rlen, const sb_dir
   sb_ignore_leave(&s->ig, rel, rlen);
   return sb_ignore_match(&s->ig, rel, rlen, dir);
 }
-

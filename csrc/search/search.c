@@ -129,8 +129,8 @@ static bool visible(sb_search *s, const char *rel, size_t rlen, int type) {
   return sb_policy_visible(pol, rel, rlen, type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE);
 }
 
-sb_code sb_search_pattern(const char *cwd, size_t cwdlen, const char *raw, size_t n,
-                          char *out, size_t *olen, sb_err *e) {
+sb_code sb_search_pattern(const char *cwd, size_t cwdlen, const char *raw, size_t n, char *out, size_t *olen,
+                          sb_err *e) {
   if (n == 0) return sb_fail(e, SB_EINVAL, "empty pattern");
   if (memchr(raw, '\0', n)) return sb_fail(e, SB_EINVAL, "pattern contains a NUL byte");
   if (n > SB_PATH_MAX) return sb_fail(e, SB_EINVAL, "pattern too long");
@@ -155,8 +155,7 @@ sb_code sb_search_pattern(const char *cwd, size_t cwdlen, const char *raw, size_
     while (i < n && raw[i] != '/') i++;
     size_t cl = i - b;
     if (cl == 0 || (cl == 1 && raw[b] == '.')) continue;
-    if (cl == 2 && raw[b] == '.' && raw[b + 1] == '.')
-      return sb_fail(e, SB_EINVAL, "patterns may not contain '..'");
+    if (cl == 2 && raw[b] == '.' && raw[b + 1] == '.') return sb_fail(e, SB_EINVAL, "patterns may not contain '..'");
     if (len) out[len++] = '/';
     memcpy(out + len, raw + b, cl);
     len += cl;
@@ -184,24 +183,22 @@ static bool add_glob(sb_search *s, const char *rel, size_t rlen, int type) {
   return add_rec(s, rel, rlen, &r, NULL);
 }
 
-static int glob_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
-                   const void *ref) {
+static int glob_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
   sb_search *s = ud;
   if (ent->type == SB_T_ENTER) return sb_search_on_enter(s, rel, rlen, ref);
   if (!visit_budget(s)) return SB_WALK_STOP;
   if (!visible(s, rel, rlen, ent->type)) return SB_WALK_SKIP;
   if (sb_search_left_out(s, rel, rlen, ent)) return SB_WALK_SKIP;
-  if (sb_glob_match(s->pat, s->plen, rel, rlen) && !add_glob(s, rel, rlen, ent->type))
-    return SB_WALK_STOP;
-  if (ent->type == SB_T_DIR && sb_glob_could_match_below(s->pat, s->plen, rel, rlen))
-    return SB_WALK_CONTINUE;
+  if (sb_glob_match(s->pat, s->plen, rel, rlen) && !add_glob(s, rel, rlen, ent->type)) return SB_WALK_STOP;
+  if (ent->type == SB_T_DIR && sb_glob_could_match_below(s->pat, s->plen, rel, rlen)) return SB_WALK_CONTINUE;
   return SB_WALK_SKIP;
 }
 
 sb_code sb_search_glob(sb_search *s, const sb_path *start) {
   sb_fs *fs = s->fs;
   sb_stat st;
-  sb_code c = fs->be->stat(fs, start, true, &st, s->e); /* a link in the prefix is followed, as the walk follows its start */
+  sb_code c =
+      fs->be->stat(fs, start, true, &st, s->e); /* a link in the prefix is followed, as the walk follows its start */
   if (c == SB_OK && st.type != SB_T_DIR) c = SB_ENOTDIR; /* a prefix names directories */
   if (c == SB_OK && !sb_search_start_rules(s, start)) c = s->e->code;
   if (c == SB_OK) {
@@ -265,8 +262,7 @@ static bool filters_pass(sb_search *s, const char *rel, size_t rlen, const sb_di
   return sb_policy_ext_ok(&pol->ext_read, pol->has_ext_read, rel, rlen);
 }
 
-static int grep_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
-                   const void *ref) {
+static int grep_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
   grep_walk *w = ud;
   sb_search *s = w->s;
   if (ent->type == SB_T_ENTER) return sb_search_on_enter(s, rel, rlen, ref);
@@ -350,8 +346,7 @@ sb_code sb_search_grep(sb_search *s, const char *pattern, size_t n, const sb_pat
 
 /* ---- snapshot ----------------------------------------------------------- */
 
-static int snap_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
-                   const void *ref) {
+static int snap_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
   sb_search *s = ud;
   if (!visit_budget(s)) return SB_WALK_STOP;
   if (!visible(s, rel, rlen, ent->type)) return SB_WALK_SKIP;
@@ -362,8 +357,7 @@ static int snap_cb(void *ud, const char *rel, size_t rlen, const sb_dirent *ent,
   if (ent->type != SB_T_FILE) return SB_WALK_CONTINUE;
   s->bytes += ent->size;
   if (s->bytes > s->max_bytes) {
-    sb_failf(s->e, SB_ENOTSUP, "snapshot would exceed %llu bytes (option max_bytes)",
-             (unsigned long long)s->max_bytes);
+    sb_failf(s->e, SB_ENOTSUP, "snapshot would exceed %llu bytes (option max_bytes)", (unsigned long long)s->max_bytes);
     s->failed = true;
     return SB_WALK_STOP;
   }

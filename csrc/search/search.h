@@ -72,8 +72,8 @@ void sb_search_free(sb_search *s);
 
 /* Normalise a glob pattern: strip the cwd prefix of an absolute pattern,
  * drop "." and empty components, refuse "..". out holds SB_PATH_MAX + 1. */
-sb_code sb_search_pattern(const char *cwd, size_t cwdlen, const char *raw, size_t n,
-                          char *out, size_t *olen, sb_err *e);
+sb_code sb_search_pattern(const char *cwd, size_t cwdlen, const char *raw, size_t n, char *out, size_t *olen,
+                          sb_err *e);
 
 /* glob: every entry whose path matches s->pat (set by the caller), below
  * `start` (the pattern's static prefix). */

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 typedef struct sb_lua_module {
-  const char *name;      /* for require: "sandbox", "sandbox.exec", ... */
+  const char *name; /* for require: "sandbox", "sandbox.exec", ... */
   const char *chunkname; /* "@lua/sandbox/exec.lua": error messages point at the source */
   const char *src;
   size_t len;
