@@ -6,8 +6,6 @@ local core = require "sandbox.core"
 
 local fmt, concat = string.format, table.concat
 
-local C = {}
-
 local PATHS = "Paths are relative to the sandbox root (absolute paths are accepted when they are inside it)."
 
 -- The version of a file the stale-write guard compares: size and mtime
@@ -92,17 +90,6 @@ local function proc(ctx, id)
     #ids > 0 and "Known processes: " .. concat(ids, ", ") .. "." or "No process was started with background=true.")
 end
 
-C.PATHS = PATHS
-C.version = version
-C.key = key
-C.remember = remember
-C.stale = stale
-C.fail = fail
-C.track = track
-C.run_result = run_result
-C.COMMAND_PARAMS = COMMAND_PARAMS
-C.exec_opts = exec_opts
-C.with = with
-C.proc = proc
-
-return C
+return {
+  PATHS = PATHS, version = version, key = key, remember = remember, stale = stale, fail = fail, track = track, run_result = run_result, COMMAND_PARAMS = COMMAND_PARAMS, exec_opts = exec_opts, with = with, proc = proc,
+}

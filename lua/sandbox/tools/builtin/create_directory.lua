@@ -2,16 +2,14 @@
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local PATHS = C.PATHS
-local fail = C.fail
 
 return {
-  description = "Create a directory, and its missing parents. " .. PATHS ..
+  description = "Create a directory, and its missing parents. " .. C.PATHS ..
     " An existing directory is fine.",
   parameters = S.object({ path = S.string("Directory to create.") }, { "path" }),
   run = function(ctx, a)
     local ok, msg, code = ctx.sb:mkdir(a.path)
-    if not ok then return fail("Creating " .. a.path, msg, code) end
+    if not ok then return C.fail("Creating " .. a.path, msg, code) end
     return fmt("Directory %s is there.", a.path)
   end,
 }

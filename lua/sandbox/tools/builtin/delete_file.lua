@@ -2,12 +2,9 @@
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local PATHS = C.PATHS
-local key = C.key
-local fail = C.fail
 
 return {
-  description = "Delete a file, or a directory (with recursive=true when it is not empty). " .. PATHS ..
+  description = "Delete a file, or a directory (with recursive=true when it is not empty). " .. C.PATHS ..
     " The sandbox root itself cannot be deleted.",
   parameters = S.object({
     path = S.string("File or directory to delete."),
@@ -16,8 +13,8 @@ return {
   destructive = true,
   run = function(ctx, a)
     local ok, msg, code = ctx.sb:remove(a.path, { recursive = a.recursive or false })
-    if not ok then return fail("Deleting " .. a.path, msg, code) end
-    ctx.versions[key(ctx.sb, a.path)] = nil
+    if not ok then return C.fail("Deleting " .. a.path, msg, code) end
+    ctx.versions[C.key(ctx.sb, a.path)] = nil
     return fmt("Deleted %s.", a.path)
   end,
 }

@@ -3,10 +3,6 @@ local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
 local concat = table.concat
-local PATHS = C.PATHS
-local remember = C.remember
-local stale = C.stale
-local fail = C.fail
 
 local function occurrences(s, needle)
   local n, at, lines = 0, 1, {}
@@ -24,7 +20,7 @@ end
 return {
   description = "Replace text in a file: old_string must appear exactly once (include enough surrounding " ..
     "lines to make it unique), unless replace_all is true. Whitespace and indentation must match exactly. " ..
-    PATHS .. " Read the file first: editing a file you have not read, or that changed since, is refused.",
+    C.PATHS .. " Read the file first: editing a file you have not read, or that changed since, is refused.",
   parameters = S.object({
     path = S.string("File to edit."),
     old_string = S.string("Exact text to replace."),
@@ -41,13 +37,13 @@ return {
     local st = ctx.sb:stat(a.path)
     if st and st.type == "symlink" then
       local real, rmsg, rcode = ctx.sb:realpath(a.path)
-      if not real then return fail("Editing " .. a.path .. " (a symbolic link)", rmsg, rcode) end
+      if not real then return C.fail("Editing " .. a.path .. " (a symbolic link)", rmsg, rcode) end
       path, via = real, a.path
     end
-    local refused = stale(ctx, path, "Editing")
+    local refused = C.stale(ctx, path, "Editing")
     if refused then return nil, refused end
     local data, msg, code = ctx.sb:read_file(path)
-    if not data then return fail("Reading " .. path, msg, code) end
+    if not data then return C.fail("Reading " .. path, msg, code) end
     local n, lines = occurrences(data, a.old_string)
     if n == 0 then
       return nil, fmt("old_string was not found in %s. Check it matches the file exactly (whitespace, " ..
@@ -68,8 +64,8 @@ return {
     end
     out[#out + 1] = data:sub(pos)
     local ok, wmsg, wcode = ctx.sb:write_file(path, concat(out))
-    if not ok then return fail("Writing " .. path, wmsg, wcode) end
-    remember(ctx, path)
+    if not ok then return C.fail("Writing " .. path, wmsg, wcode) end
+    C.remember(ctx, path)
     return fmt("Edited %s%s: replaced %d occurrence%s.", path,
       via and fmt(" (%s is a symbolic link to it)", via) or "", parts, parts == 1 and "" or "s")
   end,

@@ -2,11 +2,9 @@
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local PATHS = C.PATHS
-local fail = C.fail
 
 return {
-  description = "Tell whether a file or directory exists, and what it is. " .. PATHS,
+  description = "Tell whether a file or directory exists, and what it is. " .. C.PATHS,
   parameters = S.object({ path = S.string("Path to check.") }, { "path" }),
   read_only = true,
   run = function(ctx, a)
@@ -16,6 +14,6 @@ return {
           or fmt("%s exists: a %s.", a.path, st.type)
     end
     if code == "ENOENT" or code == "ENOTDIR" or code == "EACCES" then return fmt("%s does not exist.", a.path) end
-    return fail("Checking " .. a.path, msg, code)
+    return C.fail("Checking " .. a.path, msg, code)
   end,
 }

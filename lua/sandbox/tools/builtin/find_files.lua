@@ -3,7 +3,6 @@ local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
 local concat = table.concat
-local fail = C.fail
 
 return {
   description = "Find files and directories whose root-relative path matches a glob pattern: `*` " ..
@@ -21,7 +20,7 @@ return {
   run = function(ctx, a)
     local list, msg, code = ctx.sb:glob(a.pattern, { max_results = a.max_results or 200, sort = a.sort,
       ignored = a.include_ignored })
-    if not list then return fail("Finding " .. a.pattern, msg, code) end
+    if not list then return C.fail("Finding " .. a.pattern, msg, code) end
     if #list == 0 then return fmt("No files match %s.", a.pattern) end
     local text = concat(list, "\n")
     if list.truncated then text = text .. fmt("\n[only the first %d matches are shown; use a narrower pattern]", #list) end

@@ -3,7 +3,6 @@ local S = require "sandbox.tools.schema"
 local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local fail = C.fail
 
 return {
   description = "Fetch a URL with an HTTP GET (http and https only) and return the status, the content "
@@ -19,7 +18,7 @@ return {
   run = function(ctx, a)
     local max = math.max(1, math.min(a.max_bytes or 100000, 1000000))
     local r, msg, code = ctx.sb:http_get(a.url, { max_bytes = max, timeout = 30 })
-    if not r then return fail("Fetching " .. a.url, msg, code) end
+    if not r then return C.fail("Fetching " .. a.url, msg, code) end
     local head = fmt("HTTP %d from %s (%s, %d bytes%s%s)", r.status, r.url,
       r.headers["content-type"] or "no content type", #r.body,
       r.truncated and ", cut at max_bytes" or "",

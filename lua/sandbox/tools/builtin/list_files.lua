@@ -3,13 +3,11 @@ local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
 local concat = table.concat
-local PATHS = C.PATHS
-local fail = C.fail
 
 return {
   description = "List the files and directories under a directory as an indented tree, with sizes; " ..
     "symbolic links show as `name -> target` (read_file reads through them). " ..
-    PATHS .. " depth limits how deep it goes (default 2); at most max_entries entries are shown.",
+    C.PATHS .. " depth limits how deep it goes (default 2); at most max_entries entries are shown.",
   parameters = S.object({
     path = S.string("Directory to list (default: the sandbox root)."),
     depth = S.integer("How many levels to show (default 2, at most 10).", { minimum = 1, maximum = 10 }),
@@ -43,7 +41,7 @@ return {
       end
     end
     local msg, code = walk(root, 0)
-    if msg then return fail("Listing " .. root, msg, code) end
+    if msg then return C.fail("Listing " .. root, msg, code) end
     if count == 0 then return fmt("%s is empty.", root) end
     if more then out[#out + 1] = fmt("[stopped after %d entries; list a subdirectory or lower depth to see the rest]", max) end
     return concat(out, "\n")

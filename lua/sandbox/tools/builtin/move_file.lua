@@ -2,13 +2,9 @@
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local PATHS = C.PATHS
-local key = C.key
-local remember = C.remember
-local fail = C.fail
 
 return {
-  description = "Move or rename a file or directory. " .. PATHS .. " The destination's directory must " ..
+  description = "Move or rename a file or directory. " .. C.PATHS .. " The destination's directory must " ..
     "exist; an existing destination is refused unless overwrite is true.",
   parameters = S.object({
     source = S.string("What to move."),
@@ -22,10 +18,10 @@ return {
       if code == "EEXIST" then
         return nil, fmt("Moving %s failed: %s already exists; pass overwrite=true to replace it.", a.source, a.destination)
       end
-      return fail("Moving " .. a.source, msg, code)
+      return C.fail("Moving " .. a.source, msg, code)
     end
-    ctx.versions[key(ctx.sb, a.source)] = nil
-    remember(ctx, a.destination)
+    ctx.versions[C.key(ctx.sb, a.source)] = nil
+    C.remember(ctx, a.destination)
     return fmt("Moved %s to %s.", a.source, a.destination)
   end,
 }

@@ -2,7 +2,6 @@
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local proc = C.proc
 
 return {
   description = "Stop a background process and everything it started (SIGTERM, then SIGKILL).",
@@ -10,7 +9,7 @@ return {
   destructive = true,
   needs_exec = true,
   run = function(ctx, a)
-    local h, err = proc(ctx, a.id)
+    local h, err = C.proc(ctx, a.id)
     if not h then return nil, err end
     if not h:running() then return fmt("Process %d had already ended.", a.id) end
     h:kill()

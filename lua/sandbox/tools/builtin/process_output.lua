@@ -4,7 +4,6 @@ local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
 local fmt = string.format
 local concat = table.concat
-local proc = C.proc
 
 return {
   description = "Read what a background process printed since the last read, and whether it is still " ..
@@ -16,7 +15,7 @@ return {
   read_only = true,
   needs_exec = true,
   run = function(ctx, a)
-    local h, err = proc(ctx, a.id)
+    local h, err = C.proc(ctx, a.id)
     if not h then return nil, err end
     local wait = a.wait_seconds or 0
     local out = h:read("stdout", wait)

@@ -3,12 +3,9 @@ local S = require "sandbox.tools.schema"
 local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local PATHS = C.PATHS
-local remember = C.remember
-local fail = C.fail
 
 return {
-  description = "Read a text file and return it with line numbers (like `cat -n`). " .. PATHS ..
+  description = "Read a text file and return it with line numbers (like `cat -n`). " .. C.PATHS ..
     " For long files use offset (first line, 1-based) and limit (number of lines); at most 2000 lines are " ..
     "shown at once and the output says how many lines the file has. Binary files are refused.",
   parameters = S.object({
@@ -19,11 +16,11 @@ return {
   read_only = true,
   run = function(ctx, a)
     local data, msg, code = ctx.sb:read_file(a.path)
-    if not data then return fail("Reading " .. a.path, msg, code) end
+    if not data then return C.fail("Reading " .. a.path, msg, code) end
     if T.is_binary(data) then
       return nil, fmt("%s is a binary file (%d bytes); read_file shows text files only.", a.path, #data)
     end
-    remember(ctx, a.path)
+    C.remember(ctx, a.path)
     return (T.numbered(data, a.offset or 1, a.limit or T.DEFAULT_LIMIT))
   end,
 }

@@ -1,9 +1,6 @@
 -- The run_command tool (SPEC §7): checked arguments in, the text for the model out.
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
-local run_result = C.run_result
-local exec_opts = C.exec_opts
-local with = C.with
 
 return {
   description = "Run a program with arguments, without a shell: command is the argument vector, e.g. " ..
@@ -11,7 +8,7 @@ return {
     "command runs inside the sandbox: it can read system directories and the sandbox, write only inside " ..
     "the sandbox, and its network is limited. Returns the exit code and output (long output keeps its " ..
     "start and end). A command that runs past its timeout is killed with everything it started.",
-  parameters = S.object(with {
+  parameters = S.object(C.with {
     command = S.array(S.string("one argument"), "Program and its arguments.", { minItems = 1 }),
   }, { "command" }),
   destructive = true,
@@ -20,7 +17,7 @@ return {
     local argv = a.command
     local rest = {}
     for i = 2, #argv do rest[#rest + 1] = argv[i] end
-    local r, msg, code = ctx.sb:exec(argv[1], rest, exec_opts(ctx, a, "run_command"))
-    return run_result(ctx, r, msg, code, a.timeout_seconds or ctx.cfg.timeout, "Running " .. argv[1])
+    local r, msg, code = ctx.sb:exec(argv[1], rest, C.exec_opts(ctx, a, "run_command"))
+    return C.run_result(ctx, r, msg, code, a.timeout_seconds or ctx.cfg.timeout, "Running " .. argv[1])
   end,
 }

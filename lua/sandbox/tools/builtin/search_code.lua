@@ -4,7 +4,6 @@ local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
 local fmt = string.format
 local concat = table.concat
-local fail = C.fail
 
 local function hit_line(h)
   if h.context then return fmt("%s-%d- %s", h.path, h.line, T.cap(h.text, 500)) end
@@ -37,7 +36,7 @@ return {
     local hits, msg, code = ctx.sb:grep(a.pattern, { path = a.path, glob = a.include, type = a.type,
       literal = a.literal, ignore_case = a.ignore_case, multiline = a.multiline, mode = mode,
       context = a.context, ignored = a.include_ignored, max_results = a.max_results or 100 })
-    if not hits then return fail("Searching for " .. a.pattern, msg, code) end
+    if not hits then return C.fail("Searching for " .. a.pattern, msg, code) end
     if #hits == 0 then return fmt("No matches for %s.", a.pattern) end
     local out = {}
     for i, h in ipairs(hits) do

@@ -2,13 +2,9 @@
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
 local fmt = string.format
-local PATHS = C.PATHS
-local remember = C.remember
-local stale = C.stale
-local fail = C.fail
 
 return {
-  description = "Create a file, or replace an existing file's whole content. " .. PATHS ..
+  description = "Create a file, or replace an existing file's whole content. " .. C.PATHS ..
     " Parent directories are created. To change part of a file prefer edit_file. Replacing a file you " ..
     "have not read (or that changed since you read it) is refused: read it first.",
   parameters = S.object({
@@ -17,12 +13,12 @@ return {
   }, { "path", "content" }),
   destructive = true,
   run = function(ctx, a)
-    local refused = stale(ctx, a.path, "Writing")
+    local refused = C.stale(ctx, a.path, "Writing")
     if refused then return nil, refused end
     local existed = ctx.sb:exists(a.path)
     local ok, msg, code = ctx.sb:write_file(a.path, a.content)
-    if not ok then return fail("Writing " .. a.path, msg, code) end
-    remember(ctx, a.path)
+    if not ok then return C.fail("Writing " .. a.path, msg, code) end
+    C.remember(ctx, a.path)
     return fmt("%s %s (%d bytes).", existed and "Replaced" or "Created", a.path, #a.content)
   end,
 }
