@@ -119,6 +119,35 @@ for name in section:gmatch("\n| `([%w_]+)%(") do
 end
 assert(listed > 20, "methods listed in docs/API.md: " .. listed)
 
+-- every option of every constructor is in docs/API.md's tables, and a
+-- default written there as a value is the schema's
+local documented = {}
+for row in api:gmatch("\n(| `[^\n]+)") do
+  local names, default = row:match("^| ([^|]+) | ([^|]+) |")
+  if names then
+    for name in names:gmatch("`([%w_]+)`") do documented[name] = documented[name] or default end
+  end
+end
+local function same_default(cell, v)
+  cell = cell:gsub("`", ""):gsub("^%s+", ""):gsub("%s+$", "")
+  if type(v) == "boolean" then return cell == tostring(v) end
+  if type(v) == "string" then return cell == ("%q"):format(v) or cell == v end
+  if type(v) == "number" then
+    local n = tonumber(cell) or sandbox.parse_size((cell:gsub("%s+", "")))
+    return n == nil or n == v -- a phrase ("the sandbox's"), not a value
+  end
+  return true
+end
+for _, c in ipairs(CLASSES) do
+  for k, entry in pairs(sandbox.schemas[c[1]]) do
+    assert(documented[k], ("option %s of sandbox.%s is not in docs/API.md's option tables"):format(k, c[1]))
+    if entry.default ~= nil and c[1] ~= "remote" then
+      assert(same_default(documented[k], entry.default),
+        ("option %s: docs/API.md says the default is %s, the schema %s"):format(k, documented[k], tostring(entry.default)))
+    end
+  end
+end
+
 w("---A sandbox: the same methods on every backend (nil, msg, code on failure).")
 w("---@class sandbox.Sandbox")
 w("---@field kind \"virtual\"|\"container\"|\"overlay\"|\"remote\"")
