@@ -52,36 +52,38 @@ static bool shadowed(rwalk *w, size_t rlen) {
 
 /* Visit the entries of dirfd in name order, descending into directories
  * through O_NOFOLLOW opens from the held parent. */
+static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth);
+
+/* One entry of a level: fn with its reference, then the directory's own
+ * level (an entry a later layer shadows is only descended into). */
+typedef struct level {
+  rwalk *w;
+  int dirfd, depth;
+} level;
+
+static int visit(void *self, const sb_dirent *ent, size_t len) {
+  level *lv = self;
+  rwalk *w = lv->w;
+  bool hide = w->vi > 0 && shadowed(w, len);
+  if (hide && ent->type != SB_T_DIR) return SB_WALK_CONTINUE;
+  rref ref = {lv->dirfd, ent->name, &CT(w->fs)->layers[w->vi]};
+  int r = hide ? SB_WALK_CONTINUE : w->fn(w->ud, w->rel, len, ent, &ref);
+  if (r != SB_WALK_CONTINUE || ent->type != SB_T_DIR) return r;
+  /* read-only, so the listing needs no second open */
+  int sub = openat(lv->dirfd, ent->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub < 0) return r;
+  r = walk_level(w, sub, true, len, lv->depth + 1);
+  close(sub);
+  return r;
+}
+
 static int walk_level(rwalk *w, int dirfd, bool readable, size_t rlen, int depth) {
-  container *ct = CT(w->fs);
   if (depth > SB_WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
   sb_code listed = sb_rt_list(w->fs, dirfd, &lv,
                               ((w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0) | (readable ? SB_RT_READABLE : 0), w->e);
-  int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
-  if (r == SB_WALK_SKIP) return SB_WALK_CONTINUE;
-  if (listed != SB_OK) return r;
-  for (size_t i = 0; i < lv.n && r != SB_WALK_STOP; i++) {
-    const sb_dirent *ent = &lv.v[i];
-    size_t len = sb_rt_walk_name(w->rel, rlen, ent);
-    if (!len) continue;
-    bool hide = w->vi > 0 && shadowed(w, len);
-    if (hide && ent->type != SB_T_DIR) continue;
-    rref ref = {dirfd, ent->name, &ct->layers[w->vi]};
-    r = hide ? SB_WALK_CONTINUE : w->fn(w->ud, w->rel, len, ent, &ref);
-    if (r == SB_WALK_CONTINUE && ent->type == SB_T_DIR) {
-      /* read-only, so the listing needs no second open */
-      int sub = openat(dirfd, ent->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub >= 0) {
-        r = walk_level(w, sub, true, len, depth + 1);
-        close(sub);
-      }
-    } else if (r == SB_WALK_SKIP) {
-      r = SB_WALK_CONTINUE;
-    }
-  }
-  sb_dirlist_free(&w->fs->mem, &lv);
-  return r;
+  level self = {w, dirfd, depth};
+  return sb_rt_walk_level(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e, visit, &self);
 }
 
 /* The bytes of regular files below fd (an overlay's upper layer). */

@@ -212,33 +212,38 @@ typedef struct owalk {
   char rel[SB_PATH_MAX + 1];
 } owalk;
 
+static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth);
+
+typedef struct level {
+  owalk *w;
+  const mdir *d;
+  int depth;
+} level;
+
+/* One entry of a merged level: fn with its reference, then the
+ * directory's own merged level. */
+static int visit(void *self, const sb_dirent *ent, size_t len) {
+  level *lv = self;
+  owalk *w = lv->w;
+  oref ref = {lv->d->fd[ent->layer], ent->name};
+  int r = w->fn(w->ud, w->rel, len, ent, &ref);
+  if (r != SB_WALK_CONTINUE || ent->type != SB_T_DIR) return r;
+  onode n;
+  sb_ovl_node_init(&n);
+  mdir sub;
+  if (sb_ovl_child(lv->d, ent->name, &n) == 0 && sb_ovl_is_dir(&n) && sb_ovl_descend(lv->d, ent->name, &n, &sub) == 0) {
+    r = walk_level(w, &sub, len, lv->depth + 1);
+    sb_ovl_mdir_close(&sub);
+  }
+  return r;
+}
+
 static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth) {
   if (depth > SB_WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
   sb_dirlist lv = {0};
   sb_code listed = sb_ovl_list_merged(w->fs, d, &lv, (w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0, w->e);
-  int r = sb_rt_walk_begin(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e);
-  if (r == SB_WALK_SKIP) return SB_WALK_CONTINUE;
-  if (listed != SB_OK) return r;
-  for (size_t i = 0; i < lv.n && r != SB_WALK_STOP; i++) {
-    const sb_dirent *ent = &lv.v[i];
-    size_t len = sb_rt_walk_name(w->rel, rlen, ent);
-    if (!len) continue;
-    oref ref = {d->fd[ent->layer], ent->name};
-    r = w->fn(w->ud, w->rel, len, ent, &ref);
-    if (r == SB_WALK_CONTINUE && ent->type == SB_T_DIR) {
-      onode n;
-      sb_ovl_node_init(&n);
-      mdir sub;
-      if (sb_ovl_child(d, ent->name, &n) == 0 && sb_ovl_is_dir(&n) && sb_ovl_descend(d, ent->name, &n, &sub) == 0) {
-        r = walk_level(w, &sub, len, depth + 1);
-        sb_ovl_mdir_close(&sub);
-      }
-    } else if (r == SB_WALK_SKIP) {
-      r = SB_WALK_CONTINUE;
-    }
-  }
-  sb_dirlist_free(&w->fs->mem, &lv);
-  return r;
+  level self = {w, d, depth};
+  return sb_rt_walk_level(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e, visit, &self);
 }
 
 static sb_code ov_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {

@@ -214,3 +214,17 @@ sb_code sb_disk_check(sb_disk *d, sb_fs *fs, sb_disk_count_fn count, int64_t dby
 void sb_disk_apply(sb_disk *d, int64_t dbytes) {
   if (d->max != SB_UNLIMITED && !d->dirty) d->used = (uint64_t)((int64_t)d->used + dbytes);
 }
+
+int sb_rt_walk_level(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud, char *rel,
+                     size_t rlen, sb_err *e, sb_rt_visit_fn visit, void *self) {
+  int r = sb_rt_walk_begin(fs, listed, lv, flags, fn, ud, rel, rlen, e);
+  if (listed != SB_OK) return r == SB_WALK_SKIP ? SB_WALK_CONTINUE : r; /* lv is freed already */
+  for (size_t i = 0; i < lv->n && r != SB_WALK_STOP; i++) {
+    size_t len = sb_rt_walk_name(rel, rlen, &lv->v[i]);
+    if (!len) continue;
+    r = visit(self, &lv->v[i], len);
+    if (r == SB_WALK_SKIP) r = SB_WALK_CONTINUE;
+  }
+  sb_dirlist_free(&fs->mem, lv);
+  return r;
+}

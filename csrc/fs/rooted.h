@@ -55,6 +55,13 @@ int sb_rt_walk_begin(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, 
                      size_t rlen, sb_err *e);
 /* Append "/" and ent's name to rel (rlen bytes): the new length, 0 past SB_PATH_MAX. */
 size_t sb_rt_walk_name(char *rel, size_t rlen, const sb_dirent *ent);
+/* One level of a walk over a listing (lv, as `listed` left it; freed
+ * here): the directory's own call (sb_rt_walk_begin), then each entry's
+ * name in rel and `visit` (the backend's call of fn with its reference,
+ * and its descent), until SB_WALK_STOP. An SB_WALK_* answer. */
+typedef int (*sb_rt_visit_fn)(void *self, const sb_dirent *ent, size_t len);
+int sb_rt_walk_level(sb_fs *fs, sb_code listed, sb_dirlist *lv, unsigned flags, sb_walk_fn fn, void *ud, char *rel,
+                     size_t rlen, sb_err *e, sb_rt_visit_fn visit, void *self);
 
 /* Temporary names that are unpredictable from outside, without a system
  * call each. */
