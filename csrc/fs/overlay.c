@@ -8,7 +8,7 @@
  * directory fds of both layers; no link is ever followed by the kernel
  * (links are read and spliced into the rest of the path, absolute ones are
  * escapes, as the resolver's userspace walk does) and ".." pops the held
- * stack, so nothing outside either layer can be reached (fs/ovl_view.c).
+ * stack, so nothing outside either layer can be reached (fs/overlay_view.c).
  * What a lookup ends with is also the object's real path in the merged
  * view, which the rules are checked against. This file: the backend's
  * operations over that view. */
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "fs/dirlist.h"
-#include "fs/ovl_view.h"
+#include "fs/overlay_view.h"
 #include "fs/tree.h"
 
 /* ---- shared checks ------------------------------------------------------ */

@@ -1,5 +1,5 @@
 #include "fs/virtual.h"
-#include "fs/vtree.h"
+#include "fs/virtual_tree.h"
 #include "base/clock.h"
 #include "fs/dirlist.h"
 

@@ -1,6 +1,6 @@
-/* The userspace overlay's merged view (see fs/ovl_view.h and fs/overlay.c
+/* The userspace overlay's merged view (see fs/overlay_view.h and fs/overlay.c
  * for the format and why). */
-#include "fs/ovl_view.h"
+#include "fs/overlay_view.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-/* The VirtualSandbox's in-memory tree (fs/vtree.c), shared by its
+/* The VirtualSandbox's in-memory tree (fs/virtual_tree.c), shared by its
  * operations (fs/virtual.c). */
-#ifndef SB_FS_VTREE_H
-#define SB_FS_VTREE_H
+#ifndef SB_FS_VIRTUAL_TREE_H
+#define SB_FS_VIRTUAL_TREE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* The userspace overlay's merged view (fs/overlay.c's part that knows the
  * layers): the kernel's on-disk format, the lookup over held directory fds
  * of both layers, copy-up, merged listings. Internal to fs/overlay*.c. */
-#ifndef SB_FS_OVL_VIEW_H
-#define SB_FS_OVL_VIEW_H
+#ifndef SB_FS_OVERLAY_VIEW_H
+#define SB_FS_OVERLAY_VIEW_H
 
 #include <stdbool.h>
 #include <stdint.h>

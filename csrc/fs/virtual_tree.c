@@ -2,7 +2,7 @@
  * order where cheap, and resolution as SPEC §4 and the container's resolver
  * do it. Quota accounting of what is freed is here; of what is made, with
  * the operations (fs/virtual.c). */
-#include "fs/vtree.h"
+#include "fs/virtual_tree.h"
 
 #include <string.h>
 
