@@ -12,8 +12,22 @@ local M = {}
 --- more than most tests (a child of an ASan run loads ASan's runtime too).
 local made, ready = {}, {}
 local BATCH = 64
+-- /dev/shm (a tmpfs: real-file tests belong there), or where a host has
+-- none writable, TMPDIR or /tmp (said once in the run's notes)
+local default_base
+local function tmp_base()
+  if not default_base then
+    if sh.run("test -d /dev/shm -a -w /dev/shm") then
+      default_base = "/dev/shm"
+    else
+      default_base = os.getenv("TMPDIR") or "/tmp"
+      require("support.host").note("test directories on a tmpfs", "/dev/shm is not a writable directory here: " .. default_base .. " is used")
+    end
+  end
+  return default_base
+end
 function M.tmpdir(tag)
-  local base = os.getenv("SANDBOX_TEST_TMP") or "/dev/shm"
+  local base = os.getenv("SANDBOX_TEST_TMP") or tmp_base()
   local pool = ready[base]
   if not pool or #pool == 0 then
     pool = sh.lines(("for i in $(seq %d); do mktemp -d %s/sbtest-XXXXXX; done"):format(BATCH, base))
