@@ -6,7 +6,7 @@
 #   make race       the long rename-exchange race run (RACE_ROUNDS=20000)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_TIME seconds
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
-#   make types      types/sandbox.lua (LuaCATS) from the option schemas; make docs-check: it has not drifted
+#   make docs       types/sandbox.lua (LuaCATS) and docs/API.md's option tables from the option schemas; make docs-check: no drift
 #   make format     clang-format the C core (.clang-format); make format-check: it is formatted
 #   make lint       luacheck over the Lua layer and the command line (.luacheckrc)
 #   make test-fresh the README's test command in a fresh clone of HEAD (a missing install step shows)
@@ -50,7 +50,7 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: format format-check types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: format format-check docs types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
 
@@ -253,13 +253,14 @@ clean:
 lint:
 	luacheck --no-color -q lua bin/agent-sandbox
 
-types: $(MODULE)
-	$(LUA) scripts/gen-types.lua types/sandbox.lua
+docs: $(MODULE)
+	$(LUA) scripts/gen-docs.lua types/sandbox.lua docs/API.md
+types: docs
 
 docs-check: $(MODULE)
-	@tmp=$$(mktemp) && $(LUA) scripts/gen-types.lua $$tmp && \
-	  if diff -u types/sandbox.lua $$tmp; then rm -f $$tmp; else rm -f $$tmp; \
-	  echo "types/sandbox.lua drifted from the option schemas: run make types"; exit 1; fi
+	@t=$$(mktemp) && a=$$(mktemp) && $(LUA) scripts/gen-docs.lua $$t $$a && \
+	  if diff -u types/sandbox.lua $$t && diff -u docs/API.md $$a; then rm -f $$t $$a; else rm -f $$t $$a; \
+	  echo "generated documents drifted from the option schemas or docs/options.lua: run make docs"; exit 1; fi
 
 C_CORE := $(wildcard csrc/*.h csrc/*/*.c csrc/*/*.h)
 format:
