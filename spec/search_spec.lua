@@ -37,7 +37,12 @@ local function rand_tree(seed)
     files[table.concat(parts, "/")] = "line\n"
   end
   -- a path cannot be both a file and a directory: keep the directories
-  for p in pairs(files) do
+  -- (in sorted order: pairs' order differs between LuaJIT processes, and
+  -- the draws below would make another tree from the same seed)
+  local paths = {}
+  for p in pairs(files) do paths[#paths + 1] = p end
+  table.sort(paths)
+  for _, p in ipairs(paths) do
     local prefix = ""
     for part in p:gmatch("[^/]+") do
       prefix = prefix == "" and part or prefix .. "/" .. part
