@@ -136,7 +136,7 @@ test: $(MODULE) $(TESTBIN)
 # The README's test command where nothing of this tree's builds, npm modules
 # or untracked files helps: a clone of HEAD in a temporary directory.
 test-fresh:
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	@tmp=$$(mktemp -d) && chmod 755 "$$tmp" && trap 'rm -rf "$$tmp"' EXIT && \
 	git clone -q "$(CURDIR)" "$$tmp/sandbox" && cd "$$tmp/sandbox" && \
 	echo "make test-fresh: bash scripts/test.sh in $$tmp/sandbox ($$(git log -1 --format=%h))" && \
 	bash scripts/test.sh

@@ -254,7 +254,10 @@ describe("isolation fails closed", function()
   end
 
   it("where user namespaces are refused (an unprivileged host under Docker's seccomp profile)", function()
-    if not hostcan.can("an unprivileged host where user namespaces are refused", hostcan.root()) then return end
+    if not hostcan.can("an unprivileged host where user namespaces are refused", hostcan.root()) or
+       not hostcan.can("an unprivileged host where user namespaces are refused", hostcan.checkout_readable()) then
+      return
+    end
     local out = script(true, "user", "true")
     assert.equal("false\tfalse", table.remove(out, 1), "sandbox.capabilities() says so")
     assert.equal("ENOTSUP", out[1])

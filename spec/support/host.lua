@@ -102,7 +102,19 @@ function M.unprivileged()
     if not sh.run("setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true") then
       return "user namespaces are refused to an unprivileged user on this host"
     end
-    return true
+    return M.checkout_readable()
+  end)
+end
+
+--- Can an unprivileged user (nobody) load the module from this checkout?
+--- Not where a directory above it is private (a clone under /root, or in a
+--- mktemp -d directory). true, or false and why.
+function M.checkout_readable()
+  return probe("checkout readable", function()
+    local ok = sh.run(("setpriv --reuid=65534 --regid=65534 --clear-groups test -r %s -a -r lua/sandbox/init.lua"):format(
+      sh.quote(sh.build .. "/sandbox/core.so")))
+    return ok and true or ("this checkout cannot be read by an unprivileged user (a directory above it is private, "
+      .. "e.g. /root): clone it under a directory others may enter to check these cases")
   end)
 end
 
