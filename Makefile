@@ -14,6 +14,7 @@
 #   make embed      run the embedding example (examples/embed)
 #   make bench      the benchmarks of SPEC §10 against their baselines (bench/out/)
 #   make demo       the agent demo
+#   make nvim       the module for Neovim's LuaJIT, put where Neovim finds it (lua/sandbox/core.so): the plugin's build step
 
 LUA      ?= lua5.4
 # The interpreter picks the headers (SPEC §14): lua5.4, lua5.3, lua5.1 or
@@ -50,9 +51,18 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: format format-check docs types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: nvim format format-check docs types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
+
+# Neovim loads C modules from lua/<name>.so on its runtimepath: the plugin
+# manager's build step (lazy.nvim: build = "make nvim"). Copied, then
+# renamed, so a Neovim running meanwhile never loads half a file.
+nvim:
+	@if ! pkg-config --exists luajit 2>/dev/null && [ ! -f /usr/include/luajit-2.1/lua.h ]; then \
+	  echo "make nvim: LuaJIT's headers are missing (apt-get install libluajit-5.1-dev)"; exit 1; fi
+	$(MAKE) LUA=luajit module
+	cp build-luajit/sandbox/core.so lua/sandbox/.core.so.$$$$ && mv lua/sandbox/.core.so.$$$$ lua/sandbox/core.so
 
 $(BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
@@ -257,7 +267,7 @@ clean:
 	rm -rf build build-asan build-cov build-fuzz
 
 lint:
-	luacheck --no-color -q lua bin/agent-sandbox
+	luacheck --no-color -q lua plugin bin/agent-sandbox
 
 docs: $(MODULE)
 	$(LUA) scripts/gen-docs.lua types/sandbox.lua docs/API.md

@@ -124,4 +124,35 @@ describe("sandbox.json", function()
     assert.is_false(ok)
     assert.matches("json.use: unknown field 'encdoe'", err)
   end)
+
+  -- The tables the exporters return, encoded by the host's own codec (no
+  -- sandbox.json in between): an empty schema object must stay {} and an
+  -- empty list []. vim.json is checked inside Neovim (spec/neovim_spec.lua).
+  describe("the exporters' tables, encoded by another codec", function()
+    local sb = sandbox.virtual {}
+    local no_params = sb:tools { only = { "process_list" } }
+    -- a tool without parameters exists only with commands: made by define
+    local bare = sandbox.tools.define { name = "ping", description = "Answer pong.", execute = function() return "pong" end }
+    local tools = sb:tools { only = { "ping" }, extra = { bare } }
+    assert(#no_params == 0) -- the VirtualSandbox has no commands
+    local codecs = {
+      { "sandbox.json", json.encode, arrays = true },
+      { "dkjson", require("dkjson").encode, arrays = true },
+      -- lua-cjson tells an empty array by cjson.array_mt / empty_array_mt
+      -- (OpenResty's 2.1.0.6 and later); Debian 12's 2.1.0 has neither and
+      -- writes every empty table as {}
+      { "lua-cjson " .. tostring(cjson._VERSION), cjson.encode, arrays = (cjson.array_mt or cjson.empty_array_mt) ~= nil },
+    }
+    for _, c in ipairs(codecs) do
+      it(c[1] .. ": an empty properties object is {}", function()
+        local text = c[2](sandbox.tools.to_openai(tools))
+        assert.truthy(text:find('"properties":{}', 1, true), text)
+        text = c[2](sandbox.tools.to_mcp(tools))
+        assert.truthy(text:find('"properties":{}', 1, true), text)
+      end)
+      it(c[1] .. ": an empty tool list is " .. (c.arrays and "[]" or "{} (this lua-cjson cannot write [])"), function()
+        assert.equal(c.arrays and "[]" or "{}", c[2](sandbox.tools.to_anthropic({})))
+      end)
+    end
+  end)
 end)

@@ -31,6 +31,11 @@ typedef struct local {
   void *stack; /* the child stack for sb_spawn, reused */
   int devnull; /* stdin of commands given no input */
   bool loop_ready;
+  /* watchers changed outside a turn of the loop (a start, a write, a
+   * kill): libuv adds them to its epoll set only when it runs, so the
+   * backend fd cannot show their events yet: a host's poller is told to
+   * turn now (backend_timeout 0) */
+  bool stirred;
   char readbuf[64 * 1024];
 } local;
 
@@ -290,6 +295,7 @@ static void lp_kill(sb_proc *b, int sig) {
   if (!p->lr || b->finished) return;
   if (sig == SIGKILL || b->kill_sig == 0) b->kill_sig = sig;
   lift(p); /* a writer blocked on a full queue must see the signal */
+  p->lr->stirred = true;
   tree_signal(p, sig);
   if (sig != SIGKILL && !uv_is_active((uv_handle_t *)&p->t_kill))
     uv_timer_start(&p->t_kill, on_grace, ms(p->lr->cfg.grace), 0);
@@ -347,12 +353,14 @@ static int write_stdin(lproc *p, const char *data, size_t len, bool close_after)
 static int lp_write(sb_proc *b, const char *data, size_t len) {
   lproc *p = LP(b);
   if (!p->lr || b->finished) return -EPIPE;
+  p->lr->stirred = true;
   return write_stdin(p, data, len, false);
 }
 
 static void lp_close_stdin(sb_proc *b) {
   lproc *p = LP(b);
   if (!p->lr || !p->in_open) return;
+  p->lr->stirred = true;
   p->in_open = false;
   close_handle(p, &p->in);
 }
@@ -360,10 +368,13 @@ static void lp_close_stdin(sb_proc *b) {
 /* The handle core's hooks (exec/runner.c). */
 static void lp_popped(sb_proc *b, int k, size_t len) {
   (void)len;
-  if (!b->finished) resume(LP(b), k);
+  if (b->finished) return;
+  if (LP(b)->lr) LP(b)->lr->stirred = true;
+  resume(LP(b), k);
 }
 
 static void lp_hold_changed(sb_proc *b) {
+  if (LP(b)->lr) LP(b)->lr->stirred = true;
   if (!hold_back(LP(b))) lift(LP(b));
 }
 
@@ -555,6 +566,7 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   b->next = r->procs;
   r->procs = b;
   fs->be->cmd->changed(fs); /* the command may change the tree from now on */
+  lr->stirred = true;
   return b;
 fail:
   close(cwdfd);
@@ -570,6 +582,7 @@ static void on_wait(uv_timer_t *t) { (void)t; }
 static bool lr_run(sb_runner *r, sb_proc *p, double timeout) {
   local *lr = LR(r);
   if (!lr->loop_ready) return p ? p->finished : true;
+  lr->stirred = false;
   double deadline = timeout < 0 ? -1 : sb_now() + timeout;
   pipeguard g;
   guard_on(&g);
@@ -604,6 +617,7 @@ static int lr_backend_fd(sb_runner *r) {
 static int lr_backend_timeout(sb_runner *r) {
   local *lr = LR(r);
   if (!lr->loop_ready || !sb_runner_live(r, false)) return -1; /* libuv says 0 for an idle loop */
+  if (lr->stirred) return 0;
   uv_update_time(&lr->loop);
   return uv_backend_timeout(&lr->loop);
 }

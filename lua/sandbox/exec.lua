@@ -5,6 +5,7 @@
 -- (an exposed port) register with exec.use.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
+local async = require "sandbox.async"
 
 local M = {}
 
@@ -80,7 +81,7 @@ local CALL_OPTS = {
   stdin = { check = C.string }, background = { check = C.boolean },
   on_stdout = { check = C.func }, on_stderr = { check = C.func }, on_exit = { check = C.func },
   stdio = { check = options.one_of("pipe", "inherit") },
-  on_wait = { check = C.func }, wait_interval = { check = C.seconds },
+  on_wait = { check = C.func }, wait_interval = { check = C.seconds }, wait = { check = C.boolean },
 }
 local SHELL_OPTS = { allow_shell = { check = C.boolean } }
 for k, v in pairs(CALL_OPTS) do SHELL_OPTS[k] = v end
@@ -148,6 +149,9 @@ local function check_combination(opts)
     error("exec: on_wait and wait_interval are for foreground commands (a background one returns at once)", 4)
   end
   if opts.wait_interval and not opts.on_wait then error("exec: wait_interval needs on_wait", 4) end
+  if opts.wait == false and (opts.background or opts.on_wait) then
+    error("exec: wait = false is for foreground commands without on_wait (its result goes to on_exit)", 4)
+  end
 end
 
 -- A foreground wait that lets the caller in every wait_interval seconds:
@@ -184,6 +188,14 @@ local function run(sb, argv, opts)
     on_stdout = opts.on_stdout, on_stderr = opts.on_stderr, on_exit = opts.on_exit,
     fields = {},
   }
+  if opts.wait == false then
+    -- the caller's loop pumps; on_exit gets the result a wait would return
+    local on_exit = opts.on_exit
+    spec.on_exit = function(r)
+      add_hint(sb, r)
+      if on_exit then on_exit(r) end
+    end
+  end
   for i, st in pairs(states) do
     if st and st.fields then for k, v in pairs(st.fields) do spec.fields[k] = v end end
     if st and hooks[i].ended then
@@ -196,6 +208,7 @@ local function run(sb, argv, opts)
   end
   local h, msg, code = core.spawn(sb, spec)
   if not h then return nil, msg, code end
+  async.stir(sb) -- a host loop turns now: the command's pipes join its loop
   for i, st in pairs(states) do
     if st and hooks[i].started then
       local ok, smsg, scode = hooks[i].started(st, h)
@@ -205,7 +218,7 @@ local function run(sb, argv, opts)
       end
     end
   end
-  if opts.background then return h end
+  if opts.background or opts.wait == false then return h end
   local r, werr, wcode
   if opts.on_wait then r, werr, wcode = wait_with(h, opts) else r, werr, wcode = h:wait() end
   if not r then return nil, werr, wcode end

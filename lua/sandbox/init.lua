@@ -15,6 +15,7 @@ local net = require "sandbox.net"
 local tools = require "sandbox.tools"
 local json = require "sandbox.json"
 local search = require "sandbox.search"
+local async = require "sandbox.async"
 
 -- Methods written in Lua join the C ones (one method table, every backend).
 local methods = core.methods()
@@ -23,6 +24,8 @@ methods.exec_shell = exec.exec_shell
 methods.tools = tools.build
 methods.http_get = net.http_get
 search.attach(methods) -- grep and glob: options checked in Lua
+-- a turn of the pump also runs the Lua side's due results (tools' on_done)
+methods.poll = async.poll_method(methods.poll)
 
 -- Commands get the network part's proxy variables and exposed ports.
 exec.use(net.command)

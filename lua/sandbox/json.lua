@@ -20,8 +20,31 @@ local core_ok, core = pcall(require, "sandbox.core")
 --- is the same value). Any userdata encodes as null.
 M.null = core_ok and core.null or nil
 
-M.ARRAY = { __jsontype = "array" }
-M.OBJECT = { __jsontype = "object" }
+-- Codecs a host may encode our tables with tell an empty array from an
+-- empty object by the table's metatable, each by its own: dkjson and this
+-- module by `__jsontype`, Neovim's vim.json by identity with vim.empty_dict()'s
+-- metatable (else {} is []), lua-cjson by identity with cjson.array_mt or
+-- cjson.empty_array_mt (OpenResty's 2.1.0.6 and later; else [] is {}).
+-- ARRAY and OBJECT are those very tables where the host has them, with
+-- `__jsontype` added, so one table encodes right with every codec present.
+local function host_mt(kind)
+  if kind == "object" then
+    local vim = rawget(_G, "vim")
+    if type(vim) == "table" and type(vim.empty_dict) == "function" then
+      local mt = getmetatable(vim.empty_dict())
+      if type(mt) == "table" then return mt end
+    end
+    return {}
+  end
+  local ok, cjson = pcall(require, "cjson")
+  local mt = ok and type(cjson) == "table" and (cjson.array_mt or cjson.empty_array_mt)
+  return type(mt) == "table" and mt or {}
+end
+
+M.ARRAY = host_mt("array")
+M.ARRAY.__jsontype = "array"
+M.OBJECT = host_mt("object")
+M.OBJECT.__jsontype = "object"
 
 -- ---- encoding ---------------------------------------------------------------
 

@@ -6,8 +6,16 @@ local B = require "sandbox.tools.builtin"
 local exec = require "sandbox.exec"
 local options = require "sandbox.options"
 local json = require "sandbox.json"
+local async = require "sandbox.async"
 
 local M = { schema = S }
+
+--- What an approve function returns when it will answer later, through the
+--- reply function it gets as its second argument (a dialog in an editor).
+M.PENDING = setmetatable({}, { __tostring = function() return "sandbox.tools.PENDING" end })
+
+-- The sandbox a tool table was built for (dispatch pumps through it).
+local owner = setmetatable({}, { __mode = "k" })
 
 local type, pairs, ipairs, pcall, error, tostring, fmt = type, pairs, ipairs, pcall, error, tostring, string.format
 
@@ -134,7 +142,8 @@ local function set(list)
   return s
 end
 
--- The callable tool: checks, approval, error capture around def.run.
+-- The callable tool: checks, approval, error capture around def.run (or
+-- def.start, the form that finishes later).
 local function make(ctx, def, name, approve)
   local tool = {
     name = name,
@@ -144,29 +153,87 @@ local function make(ctx, def, name, approve)
     destructive = def.destructive == true,
     -- reaches beyond the sandbox (MCP's openWorldHint); custom tools: unknown
     open_world = def.custom and def.open_world or (not def.custom and def.needs_net == true),
+    sandbox = ctx.sb,
   }
   local function err(text) return { content = text, is_error = true } end
-  function tool.execute(args)
+  -- the model's arguments: the checked table, or nil and the error result
+  local function checked(args)
     if args == nil then args = {} end
     if type(args) == "string" then
       local v, derr = json.decode(args)
-      if v == nil then return err(fmt("The arguments for %s are not valid JSON (%s). Send a JSON object.", name, derr)) end
+      if v == nil then return nil, err(fmt("The arguments for %s are not valid JSON (%s). Send a JSON object.", name, derr)) end
       args = v
     end
     local clean, verr = S.validate(def.parameters, args)
-    if not clean then return err(fmt("Invalid arguments for %s: %s.", name, verr)) end
-    if tool.destructive and approve then
-      local ok, answer = pcall(approve, { name = name, arguments = clean, tool = tool })
-      if not ok then return err(fmt("%s was not run: the approval check failed (%s).", name, clean_error(answer))) end
-      if answer ~= true then
-        local why = type(answer) == "string" and answer ~= "" and (": " .. answer) or "."
-        return err(fmt("The user declined to run %s%s Do not retry it unchanged.", name, why))
-      end
-    end
-    local ok, text, ferr = pcall(def.run, ctx, clean)
+    if not clean then return nil, err(fmt("Invalid arguments for %s: %s.", name, verr)) end
+    return clean
+  end
+  -- the approval's answer: nil to go on, or the error result
+  local function refused(ok, answer)
+    if not ok then return err(fmt("%s was not run: the approval check failed (%s).", name, clean_error(answer))) end
+    if answer == true then return nil end
+    local why = type(answer) == "string" and answer ~= "" and (": " .. answer) or "."
+    return err(fmt("The user declined to run %s%s Do not retry it unchanged.", name, why))
+  end
+  local function result(ok, text, ferr)
     if not ok then return err(fmt("%s failed unexpectedly: %s", name, clean_error(text))) end
     if text == nil then return err(ferr or (name .. " failed.")) end
     return { content = text, is_error = false }
+  end
+  local function ask(clean, reply)
+    return pcall(approve, { name = name, arguments = clean, tool = tool }, reply)
+  end
+
+  function tool.execute(args)
+    local clean, bad = checked(args)
+    if not clean then return bad end
+    if tool.destructive and approve then
+      local ok, answer = ask(clean, function() end)
+      if ok and answer == M.PENDING then
+        return err(fmt("%s was not run: its approval answers later (tools.PENDING), which needs a call that does "
+          .. "not block (dispatch with on_done, or tools.await).", name))
+      end
+      bad = refused(ok, answer)
+      if bad then return bad end
+    end
+    return result(pcall(def.run, ctx, clean))
+  end
+
+  --- tool.start(args, on_done): returns at once; on_done(result) runs from
+  --- the sandbox's pump (sb:poll), never before start returns.
+  function tool.start(args, on_done)
+    local sb = ctx.sb
+    local clean, bad = checked(args)
+    if not clean then return async.defer(sb, function() on_done(bad) end) end
+    local function go()
+      if not def.start then
+        return on_done(result(pcall(def.run, ctx, clean)))
+      end
+      async.begin(sb)
+      local called = false
+      local function finish(ok, text, ferr)
+        if called then return end
+        called = true
+        async.finish(sb, function() on_done(result(ok, text, ferr)) end)
+      end
+      local ok, e = pcall(def.start, ctx, clean, function(text, ferr) finish(true, text, ferr) end)
+      if not ok then finish(false, e) end
+    end
+    if not (tool.destructive and approve) then return async.defer(sb, go) end
+    async.begin(sb)
+    local answered = false
+    local function reply(answer, ok)
+      if answered then return end
+      answered = true
+      async.finish(sb, function()
+        local no = refused(ok ~= false, answer)
+        if no then return on_done(no) end
+        go()
+      end)
+    end
+    local ok, answer = ask(clean, function(a) reply(a) end)
+    if ok and answer == M.PENDING then return end
+    reply(answer, ok)
   end
   return tool
 end
@@ -201,6 +268,7 @@ function M.build(sb, opts)
       out[name] = t
     end
   end
+  owner[out] = sb
   return out
 end
 
@@ -281,29 +349,65 @@ end
 
 -- ---- dispatch ---------------------------------------------------------------
 
---- Run a model's tool call. call: {name =, arguments = table or JSON},
---- an OpenAI chat tool call ({function = {name, arguments}}), a Responses
---- function_call ({name, arguments}) or an Anthropic tool_use ({name, input}).
---- Returns {content =, is_error =}; never raises for a model's mistake.
-function M.dispatch(tools, call)
-  if type(call) ~= "table" then return { content = "The tool call must be an object.", is_error = true } end
+-- The tool a call names, or nil and the error result.
+local function find(tools, call)
+  if type(call) ~= "table" then return nil, { content = "The tool call must be an object.", is_error = true } end
   local fn = type(call["function"]) == "table" and call["function"] or call
   local name = fn.name
   local args = fn.arguments
   if args == nil then args = call.input end
   local t = type(name) == "string" and tools[name]
-  if not t then
-    local known = {}
-    for _, x in ipairs(tools) do known[#known + 1] = x.name end
-    local avail = #known > 0 and table.concat(known, ", ") or "none"
-    if type(name) ~= "string" or name == "" then
-      return { content = fmt("The tool call has no tool name (expected {name = ..., arguments = {...}}). "
-        .. "Available tools: %s.", avail), is_error = true }
-    end
-    return { content = fmt("There is no tool named %s%s. Available tools: %s.", name,
-      options.suggest(name, known), avail), is_error = true }
+  if t then return t, args end
+  local known = {}
+  for _, x in ipairs(tools) do known[#known + 1] = x.name end
+  local avail = #known > 0 and table.concat(known, ", ") or "none"
+  if type(name) ~= "string" or name == "" then
+    return nil, { content = fmt("The tool call has no tool name (expected {name = ..., arguments = {...}}). "
+      .. "Available tools: %s.", avail), is_error = true }
   end
+  return nil, { content = fmt("There is no tool named %s%s. Available tools: %s.", name,
+    options.suggest(name, known), avail), is_error = true }
+end
+
+local function sandbox_of(who, tools)
+  if type(tools) ~= "table" then error(who .. ": expects the tool table from sb:tools()", 3) end
+  local sb = owner[tools] or (type(tools[1]) == "table" and tools[1].sandbox)
+  if not sb then error(who .. ": expects the tool table from sb:tools() (this one has no sandbox to run in)", 3) end
+  return sb
+end
+
+local DISPATCH_OPTS = { on_done = { check = C.func } }
+
+--- Run a model's tool call. call: {name =, arguments = table or JSON},
+--- an OpenAI chat tool call ({function = {name, arguments}}), a Responses
+--- function_call ({name, arguments}) or an Anthropic tool_use ({name, input}).
+--- Returns {content =, is_error =}; never raises for a model's mistake.
+--- With opts.on_done: returns nothing at once, and on_done(result) runs
+--- from the sandbox's pump (sb:poll, or a host loop: sandbox.nvim, ...).
+function M.dispatch(tools, call, opts)
+  if opts ~= nil then
+    opts = options.check("dispatch", opts, DISPATCH_OPTS)
+    if opts.on_done then
+      local sb = sandbox_of("dispatch", tools)
+      local t, args = find(tools, call)
+      if not t then return async.defer(sb, function() opts.on_done(args) end) end
+      return t.start(args, opts.on_done)
+    end
+  end
+  local t, args = find(tools, call)
+  if not t then return args end
   return t.execute(args)
+end
+
+--- dispatch that looks blocking: inside a coroutine, with a host loop
+--- attached to the sandbox (sandbox.nvim, sandbox.luv, sandbox.love), it
+--- yields until the result is in and the editor or game goes on meanwhile;
+--- elsewhere it blocks as dispatch does.
+function M.await(tools, call)
+  local sb = sandbox_of("await", tools)
+  local r, yielded = async.await(sb, function(done) M.dispatch(tools, call, { on_done = done }) end)
+  if yielded then return r end
+  return M.dispatch(tools, call)
 end
 
 --- The tool-result message for each provider.

@@ -72,6 +72,21 @@ local function exec_opts(ctx, a, name)
   return o
 end
 
+-- A tool's command that finishes later (tool.start): a foreground one
+-- runs with wait = false and its result reaches done from the pump; a
+-- background one is started and tracked at once. spawn(opts) is the
+-- tool's exec call.
+local function start_command(ctx, a, what, spawn, done)
+  local timeout = a.timeout_seconds or ctx.cfg.timeout
+  local o = { cwd = a.cwd, timeout = a.timeout_seconds, background = a.background }
+  if not a.background then
+    o.wait = false
+    o.on_exit = function(r) done(run_result(ctx, r, nil, nil, timeout, what)) end
+  end
+  local h, msg, code = spawn(o)
+  if not h or a.background then done(run_result(ctx, h, msg, code, timeout, what)) end
+end
+
 -- The common command parameters plus a tool's own.
 local function with(props)
   local t = {}
@@ -91,5 +106,5 @@ local function proc(ctx, id)
 end
 
 return {
-  PATHS = PATHS, version = version, key = key, remember = remember, stale = stale, fail = fail, track = track, run_result = run_result, COMMAND_PARAMS = COMMAND_PARAMS, exec_opts = exec_opts, with = with, proc = proc,
+  PATHS = PATHS, version = version, key = key, remember = remember, stale = stale, fail = fail, track = track, run_result = run_result, COMMAND_PARAMS = COMMAND_PARAMS, exec_opts = exec_opts, start_command = start_command, with = with, proc = proc,
 }

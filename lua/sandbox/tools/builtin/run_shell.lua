@@ -15,4 +15,10 @@ return {
     local r, msg, code = ctx.sb:exec_shell(a.script, o)
     return C.run_result(ctx, r, msg, code, a.timeout_seconds or ctx.cfg.timeout, "Running the script")
   end,
+  start = function(ctx, a, done)
+    C.start_command(ctx, a, "Running the script", function(o)
+      o.allow_shell = true
+      return ctx.sb:exec_shell(a.script, o)
+    end, done)
+  end,
 }

@@ -4,8 +4,11 @@
 -- visibility: the module exports only luaopen_sandbox_core).
 rockspec_format = "3.0"
 package = "agent-sandbox"
-version = "0.1.0-1"
-source = { url = "git+https://example.invalid/agent-sandbox.git", tag = "v0.1.0" }
+-- scm-1: the repository's head, the version plugin managers look for
+-- (lazy.nvim and rocks.nvim read *-scm-1.rockspec from a plugin's root and
+-- build it with luarocks for Neovim's Lua, 5.1, whose module LuaJIT loads).
+version = "scm-1"
+source = { url = "git+https://example.invalid/agent-sandbox.git" }
 description = {
   summary = "Safe places for Lua agents to work: a virtual file tree and a rooted, confined container",
   detailed = [[

@@ -1,0 +1,330 @@
+-- Calls that never make a host wait (SPEC §16): dispatch with on_done,
+-- tools.await, exec with wait = false, approvals answered later, and the
+-- host loops (sandbox.luv for any libuv loop, sandbox.love for a game's
+-- frame). Neovim itself is spec/neovim_spec.lua.
+local sandbox = require "sandbox"
+local core = require "sandbox.core"
+local backends = require "support.backends"
+local tools_m = sandbox.tools
+
+local function container(o)
+  o = o or {}
+  o.base_dir = backends.tmpdir("async")
+  return assert(sandbox.container(o))
+end
+
+-- Pump until cond() or `limit` seconds; returns cond()'s last answer.
+local function pump(sb, cond, limit)
+  local t0 = core.clock()
+  while not cond() and core.clock() - t0 < (limit or 10) do sb:poll(0.02) end
+  return cond()
+end
+
+describe("dispatch with on_done", function()
+  teardown(backends.cleanup)
+
+  it("returns at once and calls on_done only from the pump, for every kind of call", function()
+    local sb = container { allow_shell = true }
+    local tools = sb:tools()
+    local got, order = {}, {}
+    local calls = {
+      unknown = { name = "no_such_tool" },
+      invalid = { name = "read_file", arguments = { path = 3 } },
+      bad_json = { name = "read_file", arguments = "{not json" },
+      write = { name = "write_file", arguments = { path = "a.txt", content = "x\n" } },
+      read = { name = "read_file", arguments = { path = "a.txt" } },
+      command = { name = "run_command", arguments = { command = { "sh", "-c", "sleep 0.3; echo ran" } } },
+      shell = { name = "run_shell", arguments = { script = "echo shell; exit 3" } },
+    }
+    local names = { "unknown", "invalid", "bad_json", "write", "read", "command", "shell" }
+    for _, k in ipairs(names) do
+      local ret = tools_m.dispatch(tools, calls[k], { on_done = function(r)
+        got[k] = r
+        order[#order + 1] = k
+      end })
+      assert.is_nil(ret)
+      assert.is_nil(got[k], k .. " finished before dispatch returned")
+    end
+    assert.is_true(pump(sb, function() return #order == #names end))
+    assert.truthy(got.unknown.content:find("There is no tool named no_such_tool", 1, true))
+    assert.truthy(got.invalid.content:find("Invalid arguments for read_file", 1, true))
+    assert.truthy(got.bad_json.content:find("not valid JSON", 1, true))
+    assert.equal("Created a.txt (2 bytes).", got.write.content)
+    assert.equal("     1\tx", got.read.content) -- calls run in the order they were made
+    assert.is_false(got.command.is_error)
+    assert.truthy(got.command.content:find("ran", 1, true))
+    assert.truthy(got.shell.content:find("Exit code: 3", 1, true))
+    assert.equal("command", order[#order]) -- the slow one last, the others not held up by it
+    assert.equal(0, sb:poll())
+    sb:dispose()
+  end)
+
+  it("gives the same result as the blocking call", function()
+    local sb = container()
+    local tools = sb:tools()
+    local call = { name = "run_command", arguments = { command = { "sh", "-c", "echo out; echo err >&2; exit 2" } } }
+    local want = tools_m.dispatch(tools, call)
+    local r
+    tools_m.dispatch(tools, call, { on_done = function(x) r = x end })
+    assert.is_true(pump(sb, function() return r ~= nil end))
+    -- the durations differ; everything else is the same
+    local function strip(t) return (t.content:gsub("Duration: [%d.]+ s", "Duration: _")) end
+    assert.equal(strip(want), strip(r))
+    assert.equal(want.is_error, r.is_error)
+    sb:dispose()
+  end)
+
+  it("works on a VirtualSandbox, pumped by its poll", function()
+    local sb = sandbox.virtual { files = { ["a.md"] = "hello\n" } }
+    local r
+    tools_m.dispatch(sb:tools(), { name = "search_code", arguments = { pattern = "hel+o" } }, { on_done = function(x) r = x end })
+    assert.is_nil(r)
+    assert.equal(0, sb:poll()) -- the answer came in this turn: nothing is left pending
+    assert.equal("a.md:1: hello", r.content)
+  end)
+
+  it("kills a foreground command at its timeout as the blocking call does", function()
+    local sb = container()
+    local r
+    tools_m.dispatch(sb:tools(), { name = "run_command", arguments = { command = { "sleep", "30" }, timeout_seconds = 0.3 } },
+      { on_done = function(x) r = x end })
+    assert.is_true(pump(sb, function() return r ~= nil end, 10))
+    assert.truthy(r.content:find("timed out", 1, true) or r.content:find("timeout", 1, true), r.content)
+    assert.equal(0, #sb:processes())
+    sb:dispose()
+  end)
+
+  it("waits for a background process's output on the pump's turns (process_output)", function()
+    local sb = container()
+    local tools = sb:tools()
+    local started = tools.run_command.execute { command = { "sh", "-c", "sleep 0.4; echo later; sleep 5" }, background = true }
+    local id = tonumber(started.content:match("Started process (%d+)"))
+    local r
+    local t0 = core.clock()
+    tools_m.dispatch(tools, { name = "process_output", arguments = { id = id, wait_seconds = 10 } }, { on_done = function(x) r = x end })
+    assert.is_true(core.clock() - t0 < 0.1, "dispatch waited")
+    assert.is_true(pump(sb, function() return r ~= nil end, 10))
+    local took = core.clock() - t0
+    assert.truthy(r.content:find("later", 1, true), r.content)
+    assert.is_true(took < 5, "it waited for the deadline, not the output: " .. took)
+    -- no output at all: on_done at the deadline
+    r = nil
+    tools_m.dispatch(tools, { name = "process_output", arguments = { id = id, wait_seconds = 0.3 } }, { on_done = function(x) r = x end })
+    assert.is_true(pump(sb, function() return r ~= nil end, 10))
+    assert.truthy(r.content:find("(no new output)", 1, true), r.content)
+    sb:dispose()
+  end)
+
+  it("delivers every result even when an on_done raises: the error comes out of poll, the rest next turn", function()
+    local sb = sandbox.virtual { files = { ["a"] = "1" } }
+    local tools = sb:tools()
+    local seen = {}
+    tools_m.dispatch(tools, { name = "file_exists", arguments = { path = "a" } }, { on_done = function() error("host bug") end })
+    tools_m.dispatch(tools, { name = "file_exists", arguments = { path = "b" } }, { on_done = function(r) seen[#seen + 1] = r end })
+    local ok, err = pcall(sb.poll, sb)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("host bug", 1, true))
+    assert.equal(0, #seen)
+    sb:poll()
+    assert.equal(1, #seen)
+  end)
+
+  it("checks its options", function()
+    local sb = sandbox.virtual {}
+    local tools = sb:tools()
+    assert.has_error(function() tools_m.dispatch(tools, { name = "x" }, { on_don = print }) end)
+    assert.has_error(function() tools_m.dispatch(tools, { name = "x" }, { on_done = 3 }) end)
+    assert.has_error(function() tools_m.dispatch({}, { name = "x" }, { on_done = print }) end,
+      "dispatch: expects the tool table from sb:tools() (this one has no sandbox to run in)")
+  end)
+end)
+
+describe("dispatch with on_done on every backend that runs commands", function()
+  teardown(backends.cleanup)
+  for _, b in ipairs(backends.list) do
+    it(b.name .. ": a command's call returns at once and its result comes from the pump", function()
+      local sb = b.new({}, { ["a.txt"] = "a\n" })
+      local tools = sb:tools()
+      if not sb.has_exec or tools.run_command.execute { command = { "true" } }.is_error then
+        sb:dispose()
+        return -- this backend runs no commands here (its own specs say why)
+      end
+      local r
+      local t0 = core.clock()
+      tools_m.dispatch(tools, { name = "run_command", arguments = { command = { "sh", "-c", "sleep 1; cat a.txt" } } },
+        { on_done = function(x) r = x end })
+      local returned = core.clock() - t0
+      assert.is_nil(r)
+      assert.is_true(returned < 0.5, "dispatch took " .. returned .. " s")
+      assert.is_true(pump(sb, function() return r ~= nil end, 20))
+      assert.is_false(r.is_error, r.content)
+      assert.truthy(r.content:find("Exit code: 0", 1, true), r.content)
+      assert.truthy(r.content:find("\na\n", 1, true) or r.content:find("\na$", 1, false), r.content)
+      assert.is_true(core.clock() - t0 >= 0.95)
+      sb:dispose()
+    end)
+  end
+end)
+
+describe("approvals that answer later", function()
+  teardown(backends.cleanup)
+
+  local function tools_with(sb, approve) return sb:tools { approve = approve } end
+
+  it("run when the reply says yes, and are declined when it says no; nothing runs meanwhile", function()
+    local sb = container()
+    local asked = {}
+    local tools = tools_with(sb, function(call, reply)
+      asked[#asked + 1] = { call = call, reply = reply }
+      return tools_m.PENDING
+    end)
+    local yes, no
+    tools_m.dispatch(tools, { name = "write_file", arguments = { path = "y.txt", content = "y" } }, { on_done = function(r) yes = r end })
+    tools_m.dispatch(tools, { name = "write_file", arguments = { path = "n.txt", content = "n" } }, { on_done = function(r) no = r end })
+    for _ = 1, 3 do sb:poll(0.01) end
+    assert.equal(2, #asked)
+    assert.is_nil(yes)
+    assert.is_false(sb:exists("y.txt"))
+    assert.equal(2, sb:poll()) -- two calls wait for their answers
+    asked[1].reply(true)
+    asked[2].reply("not now")
+    asked[2].reply(true) -- a second answer changes nothing
+    assert.is_true(pump(sb, function() return yes ~= nil and no ~= nil end))
+    assert.is_false(yes.is_error)
+    assert.is_true(sb:exists("y.txt"))
+    assert.truthy(no.content:find("The user declined to run write_file: not now", 1, true))
+    assert.is_false(sb:exists("n.txt"))
+    sb:dispose()
+  end)
+
+  it("answered at once work as before, and a blocking call refuses a later answer with a clear error", function()
+    local sb = container()
+    local tools = tools_with(sb, function() return tools_m.PENDING end)
+    local r = tools_m.dispatch(tools, { name = "write_file", arguments = { path = "a", content = "a" } })
+    assert.is_true(r.is_error)
+    assert.truthy(r.content:find("needs a call that does not block", 1, true))
+    assert.is_false(sb:exists("a"))
+    local t2 = tools_with(sb, function() return false end)
+    local d
+    tools_m.dispatch(t2, { name = "write_file", arguments = { path = "a", content = "a" } }, { on_done = function(x) d = x end })
+    assert.is_true(pump(sb, function() return d ~= nil end))
+    assert.truthy(d.content:find("declined", 1, true))
+    sb:dispose()
+  end)
+end)
+
+describe("exec with wait = false", function()
+  teardown(backends.cleanup)
+
+  it("returns the handle at once and hands on_exit the result a wait would give, hint included", function()
+    local sb = container()
+    local r
+    local t0 = core.clock()
+    local h = assert(sb:exec("sh", { "-c", "sleep 0.3; echo 'Permission denied' >&2; exit 1" },
+      { wait = false, on_exit = function(x) r = x end }))
+    assert.is_true(core.clock() - t0 < 0.25)
+    assert.is_true(h:running())
+    assert.equal(0, #sb:processes()) -- a foreground command: not one of the background ones
+    assert.is_true(pump(sb, function() return r ~= nil end))
+    assert.equal(1, r.exit_code)
+    assert.is_true(r.sandbox_denied)
+    assert.truthy(r.hint)
+    sb:dispose()
+  end)
+
+  it("refuses combinations that cannot mean anything", function()
+    local sb = container()
+    assert.has_error(function() sb:exec("true", {}, { wait = false, background = true }) end)
+    assert.has_error(function() sb:exec("true", {}, { wait = false, on_wait = print }) end)
+    sb:dispose()
+  end)
+end)
+
+describe("host loops", function()
+  teardown(backends.cleanup)
+  local have_luv, uv = pcall(require, "luv")
+
+  it("sandbox.luv: a 2 s command never stalls the loop's 10 ms timer; tools.await yields inside a coroutine", function()
+    assert(have_luv, "lua-luv is needed (apt-get install lua-luv)")
+    local sb = container { allow_shell = true }
+    local tools = sb:tools()
+    local detach = require("sandbox.luv").attach(sb)
+    -- the same timer with nothing running: this machine's own noise
+    local function measure(ms, during)
+      local last, worst, t0 = core.clock(), 0, core.clock()
+      local timer = uv.new_timer()
+      local done = false
+      timer:start(10, 10, function()
+        local now = core.clock()
+        worst = math.max(worst, (now - last) * 1000 - 10)
+        last = now
+        if (now - t0) * 1000 >= ms and (not during or during()) then
+          timer:stop()
+          timer:close()
+          done = true
+        end
+      end)
+      while not done do uv.run("once") end
+      return worst
+    end
+    local idle = measure(300)
+    local r, awaited, after
+    local t0 = core.clock()
+    tools_m.dispatch(tools, { name = "run_shell", arguments = { script = "sleep 2; echo done" } }, { on_done = function(x) r = x end })
+    coroutine.wrap(function()
+      awaited = tools_m.await(tools, { name = "run_shell", arguments = { script = "sleep 1; echo awaited" } })
+      after = core.clock() - t0
+    end)()
+    assert.is_nil(awaited) -- the coroutine yielded; the loop goes on
+    local busy = measure(0, function() return r ~= nil and awaited ~= nil end)
+    print(("\n  luv loop: idle stall %.1f ms, during a 2 s command %.1f ms"):format(idle, busy))
+    -- a loop that waited on the command would stall for its 2 s; the bound
+    -- is 20 ms, or twice this machine's idle noise plus 20 ms where it is noisy
+    assert.is_true(busy < math.max(20, 2 * idle + 20), "stall " .. busy .. " ms")
+    assert.truthy(r.content:find("done", 1, true))
+    assert.truthy(awaited.content:find("awaited", 1, true))
+    assert.is_true(after >= 0.9 and after < 1.9, "awaited after " .. after .. " s")
+    detach()
+    detach() -- once is enough; twice is harmless
+    sb:dispose()
+    uv.run("nowait") -- the closed handles' callbacks
+  end)
+
+  it("tools.await blocks as dispatch does outside a coroutine or without a loop", function()
+    local sb = sandbox.virtual { files = { a = "x" } }
+    local r = tools_m.await(sb:tools(), { name = "file_exists", arguments = { path = "a" } })
+    assert.truthy(r.content:find("exists", 1, true), r.content)
+    local inside
+    coroutine.wrap(function() inside = tools_m.await(sb:tools(), { name = "file_exists", arguments = { path = "a" } }) end)()
+    assert.truthy(inside.content:find("exists", 1, true))
+  end)
+
+  it("sandbox.love: one turn per frame after the game's own update", function()
+    local frames = {}
+    local love = { update = function(dt) frames[#frames + 1] = dt end }
+    rawset(_G, "love", love)
+    local ok, err = pcall(function()
+      local sb = sandbox.virtual { files = { a = "x" } }
+      local L = require "sandbox.love"
+      local detach = L.attach(sb)
+      local r
+      tools_m.dispatch(sb:tools(), { name = "read_file", arguments = { path = "a" } }, { on_done = function(x) r = x end })
+      assert.is_nil(r)
+      love.update(0.016)
+      assert.same({ 0.016 }, frames)
+      assert.equal("     1\tx", r.content)
+      detach()
+      tools_m.dispatch(sb:tools(), { name = "read_file", arguments = { path = "a" } }, { on_done = function(x) r = x end })
+      r = nil
+      love.update(0.016)
+      assert.is_nil(r) -- detached: no longer pumped
+      sb:poll()
+      assert.truthy(r)
+      L.attach(sb)
+      sb:dispose()
+      love.update(0.016) -- a disposed sandbox is dropped, not polled
+    end)
+    rawset(_G, "love", nil)
+    assert(ok, err)
+  end)
+end)
