@@ -216,6 +216,7 @@ fuzz: fuzz-build
 # children that run as nobody add theirs instead of printing that they
 # cannot)
 coverage: $(MODULE)
+	bash scripts/npm-deps.sh # the test peers (E2B's, the MCP client) run on node
 	rm -rf build-cov
 	$(MAKE) BUILD=build-cov all OPT=-O0 SANFLAGS="--coverage -fprofile-update=atomic"
 	chmod -R a+rwX build-cov/obj
