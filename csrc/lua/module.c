@@ -378,6 +378,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   sb_lua_ports_open(L);
   sb_lua_channel_open(L);
   sb_lua_review_open(L);
+  sb_lua_search_job_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushlightuserdata(L, NULL); /* JSON null: the value lua-cjson uses too */

@@ -176,36 +176,48 @@ static void grep_mode(lua_State *L, int idx, sb_search *s) {
   s->threads = (size_t)th;
 }
 
-static int m_grep(lua_State *L) {
-  sb_sandbox *sb = sb_lua_check_open(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) luaL_typeerror(L, 2, "string");
-  sb_lua_check_opts(L, 3, "grep", grep_opts);
-  size_t plen, flen = 0, dlen = 0;
-  const char *pattern = lua_tolstring(L, 2, &plen);
+sb_code sb_lua_grep_prepare(lua_State *L, sb_sandbox *sb, sb_op *op, sb_search *s, char *fpat) {
+  size_t flen = 0, dlen = 0;
   const char *filter = sb_lua_opt_str(L, 3, "glob", &flen);
   const char *dir = sb_lua_opt_str(L, 3, "path", &dlen);
-  SB_OP(op, "grep");
   op->raw = dir ? dir : ".";
   op->rawlen = dir ? dlen : 1;
-  char fpat[SB_PATH_MAX + 1];
-  sb_search *s = new_search(L, sb, &op->e, max_results(L, 3));
   s->literal = sb_lua_opt_bool(L, 3, "literal", false);
   s->icase = sb_lua_opt_bool(L, 3, "ignore_case", false);
   walk_opts(L, 3, s);
   grep_mode(L, 3, s);
   s->tpat = sb_lua_opt_str(L, 3, "type_glob", &s->tplen);
   if (filter) {
-    if (sb_search_pattern(sb->cwd, sb->cwdlen, filter, flen, fpat, &s->plen, &op->e) != SB_OK)
-      return sb_lua_fail(L, sb, op);
+    if (sb_search_pattern(sb->cwd, sb->cwdlen, filter, flen, fpat, &s->plen, &op->e) != SB_OK) return op->e.code;
     s->pat = fpat;
     s->filter_base = memchr(fpat, '/', s->plen) == NULL;
   }
   sb_code c =
       dir ? sb_path_parse(&op->p, dir, dlen, sb->cwd, sb->cwdlen, &op->e) : sb_path_from_rel(&op->p, "", 0, &op->e);
-  if (c != SB_OK) return sb_lua_fail(L, sb, op);
+  if (c != SB_OK) return c;
   op->parsed = true;
-  if (sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN) != SB_OK) return sb_lua_fail(L, sb, op);
-  c = sb_search_grep(s, pattern, plen, &op->p);
+  return sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_UNKNOWN);
+}
+
+void sb_lua_grep_check(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING) luaL_typeerror(L, 2, "string");
+  sb_lua_check_opts(L, 3, "grep", grep_opts);
+}
+
+size_t sb_lua_search_max(lua_State *L) { return max_results(L, 3); }
+
+int sb_lua_search_push(lua_State *L, sb_search *s, bool grep) { return push_results(L, s, grep); }
+
+static int m_grep(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_lua_grep_check(L);
+  size_t plen;
+  const char *pattern = lua_tolstring(L, 2, &plen);
+  SB_OP(op, "grep");
+  char fpat[SB_PATH_MAX + 1];
+  sb_search *s = new_search(L, sb, &op->e, max_results(L, 3));
+  if (sb_lua_grep_prepare(L, sb, op, s, fpat) != SB_OK) return sb_lua_fail(L, sb, op);
+  sb_code c = sb_search_grep(s, pattern, plen, &op->p);
   op->no_path = s->bad_pattern; /* about the pattern, not a path */
   if (c != SB_OK || push_results(L, s, true) != 0) return sb_lua_fail(L, sb, op);
   sb_lua_audit_ok(L, sb, op, (lua_Integer)s->count);
@@ -352,8 +364,12 @@ static int m_snapshot(lua_State *L) {
   return 1;
 }
 
+void sb_lua_search_keys(lua_State *L) {
+  for (int i = 0; i < K_N; i++) lua_pushstring(L, KEYS[i]);
+}
+
 void sb_lua_search_methods(lua_State *L) {
   static const luaL_Reg fns[] = {{"glob", m_glob}, {"grep", m_grep}, {"snapshot", m_snapshot}, {NULL, NULL}};
-  for (int i = 0; i < K_N; i++) lua_pushstring(L, KEYS[i]);
+  sb_lua_search_keys(L);
   luaL_setfuncs(L, fns, K_N);
 }

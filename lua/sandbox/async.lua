@@ -57,9 +57,11 @@ end
 
 --- check() is called on every pump turn until it returns true; at the
 --- deadline (clock seconds) it is called with `true` and must finish.
-function M.watch(sb, deadline, check)
+--- every: seconds between turns a host loop should give it even without
+--- fd activity (something it polls, such as a search's process).
+function M.watch(sb, deadline, check, every)
   local s = state(sb)
-  s.watches[#s.watches + 1] = { at = deadline or huge, check = check }
+  s.watches[#s.watches + 1] = { at = deadline or huge, check = check, every = every }
   wake(s)
 end
 
@@ -98,12 +100,13 @@ function M.timeout(sb)
   local s = states[sb]
   if not s then return -1 end
   if #s.queue > 0 then return 0 end
-  local first = huge
+  local first, now = huge, core.clock()
   for _, w in ipairs(s.watches) do
-    if w.at < first then first = w.at end
+    local due = w.every and math.min(w.at, now + w.every) or w.at
+    if due < first then first = due end
   end
   if first == huge then return -1 end
-  local ms = math.ceil((first - core.clock()) * 1000)
+  local ms = math.ceil((first - now) * 1000)
   return ms > 0 and ms or 0
 end
 

@@ -75,16 +75,29 @@ function M.type_glob(name)
   return #exts == 1 and "*." .. exts[1] or "*.{" .. concat(exts, ",") .. "}"
 end
 
+-- grep's options, checked and normalised for C.
+local function grep_opts(opts)
+  local o = options.check("grep", opts, GREP)
+  o.before = o.before or o.context or 0
+  o.after = o.after or o.context or 0
+  o.context = nil
+  if o.type then o.type_glob, o.type = M.type_glob(o.type), nil end
+  return o
+end
+
+--- grep without waiting (lua/search_job.c): a job whose result() is false
+--- while it runs, then what sb:grep returns; or nil, msg, code at once.
+--- Local backends only (a RemoteSandbox's reads share this process's
+--- connection).
+function M.grep_start(sb, pattern, opts)
+  return require("sandbox.core").grep_start(sb, pattern, grep_opts(opts))
+end
+
 -- The C methods, wrapped: options checked here, C reads normalised values.
 function M.attach(methods)
   local cgrep, cglob = methods.grep, methods.glob
   function methods.grep(sb, pattern, opts)
-    local o = options.check("grep", opts, GREP)
-    o.before = o.before or o.context or 0
-    o.after = o.after or o.context or 0
-    o.context = nil
-    if o.type then o.type_glob, o.type = M.type_glob(o.type), nil end
-    return cgrep(sb, pattern, o)
+    return cgrep(sb, pattern, grep_opts(opts))
   end
   function methods.glob(sb, pattern, opts)
     return cglob(sb, pattern, options.check("glob", opts, GLOB))

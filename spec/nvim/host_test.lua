@@ -75,6 +75,14 @@ steps[#steps + 1] = function(next)
   next()
 end
 
+-- the loop's own noise: the same timer with nothing of ours running
+steps[#steps + 1] = function(next)
+  stall_over(1000, function(idle)
+    R.idle_stall_ms = idle
+    next()
+  end)
+end
+
 -- :SandboxTool prints the tool's text, once it is done
 steps[#steps + 1] = function(next)
   vim.cmd([[SandboxTool write_file {"path": "hello.txt", "content": "hi\n"}]])
@@ -97,8 +105,7 @@ steps[#steps + 1] = function(next)
   local sb = require("sandbox.nvim").get()
   local h = sb:processes()[1]
   R.pid = h.pid
-  stall_over(400, function(idle)
-    R.idle_stall_ms = idle
+  do
     local t = uv.new_timer()
     local worst, last = 0, uv.hrtime()
     t:start(10, 10, function()
@@ -115,7 +122,7 @@ steps[#steps + 1] = function(next)
         next()
       end)
     end)
-  end)
+  end
 end
 
 -- three agent-plugin paths at once, each a 2 s command

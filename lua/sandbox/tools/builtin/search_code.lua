@@ -2,12 +2,38 @@
 local S = require "sandbox.tools.schema"
 local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
+local async = require "sandbox.async"
+local core = require "sandbox.core"
+local search = require "sandbox.search"
 local fmt = string.format
 local concat = table.concat
 
 local function hit_line(h)
   if h.context then return fmt("%s-%d- %s", h.path, h.line, T.cap(h.text, 500)) end
   return fmt("%s:%d: %s", h.path, h.line, T.cap(h.text, 500))
+end
+
+-- grep's options for the tool's arguments.
+local function query(a)
+  return { path = a.path, glob = a.include, type = a.type, literal = a.literal, ignore_case = a.ignore_case,
+    multiline = a.multiline, mode = a.output_mode or "content", context = a.context, ignored = a.include_ignored,
+    max_results = a.max_results or 100 }
+end
+
+-- The model's text for grep's answer.
+local function render(a, hits, msg, code)
+  local mode = a.output_mode or "content"
+  if not hits then return C.fail("Searching for " .. a.pattern, msg, code) end
+  if #hits == 0 then return fmt("No matches for %s.", a.pattern) end
+  local out = {}
+  for i, h in ipairs(hits) do
+    out[i] = mode == "files" and h or mode == "count" and fmt("%s: %d", h.path, h.count) or hit_line(h)
+  end
+  if hits.truncated then
+    out[#out + 1] = fmt("[only the first %d results are shown; narrow the search with path, include or type]",
+      mode == "content" and (a.max_results or 100) or #hits)
+  end
+  return concat(out, "\n")
 end
 
 return {
@@ -32,20 +58,29 @@ return {
   }, { "pattern" }),
   read_only = true,
   run = function(ctx, a)
-    local mode = a.output_mode or "content"
-    local hits, msg, code = ctx.sb:grep(a.pattern, { path = a.path, glob = a.include, type = a.type,
-      literal = a.literal, ignore_case = a.ignore_case, multiline = a.multiline, mode = mode,
-      context = a.context, ignored = a.include_ignored, max_results = a.max_results or 100 })
-    if not hits then return C.fail("Searching for " .. a.pattern, msg, code) end
-    if #hits == 0 then return fmt("No matches for %s.", a.pattern) end
-    local out = {}
-    for i, h in ipairs(hits) do
-      out[i] = mode == "files" and h or mode == "count" and fmt("%s: %d", h.path, h.count) or hit_line(h)
+    return render(a, ctx.sb:grep(a.pattern, query(a)))
+  end,
+  -- the search in its own process (sandbox.search.grep_start), its result
+  -- taken on the pump's turns; a RemoteSandbox's, or where no process can
+  -- be started, in the turn itself
+  start = function(ctx, a, done)
+    local sb = ctx.sb
+    local job, msg, code
+    if sb.kind ~= "remote" then job, msg, code = search.grep_start(sb, a.pattern, query(a)) end
+    if not job then
+      if sb.kind == "remote" or code == "EAGAIN" then return done(render(a, sb:grep(a.pattern, query(a)))) end
+      return done(render(a, nil, msg, code))
     end
-    if hits.truncated then
-      out[#out + 1] = fmt("[only the first %d results are shown; narrow the search with path, include or type]",
-        mode == "content" and (a.max_results or 100) or #hits)
-    end
-    return concat(out, "\n")
+    async.watch(sb, nil, function()
+      if not pcall(core.check_open, sb, "grep") then
+        job:cancel() -- disposed meanwhile: nobody waits for it
+        return true
+      end
+      local hits, m, c = job:result()
+      if hits == false then return false end
+      done(render(a, hits, m, c))
+      return true
+    end, 0.01)
   end,
 }
+
