@@ -179,21 +179,27 @@ describe("search_code through dispatch with on_done", function()
 
   for _, b in ipairs(backends.list) do
     if b.kind ~= "remote" then
-      it(b.name .. ": runs in its own process and gives the blocking call's answer, errors included", function()
-        local sb = b.new({}, big {})
+      it(b.name .. ": search_code and find_files run in their own process and give the blocking call's answer, errors included", function()
+        local sb = b.new({ rules = { deny = { "d1" } } }, big {})
         local tools = sb:tools()
         local calls = {
-          { pattern = "needle" },
-          { pattern = "needle", output_mode = "files" },
-          { pattern = "padded", output_mode = "count", max_results = 3 },
-          { pattern = "(unclosed" },
-          { pattern = "x", path = "../outside" },
-          { pattern = "x", path = "missing/dir" },
+          { "search_code", { pattern = "needle" } },
+          { "search_code", { pattern = "needle", output_mode = "files" } },
+          { "search_code", { pattern = "padded", output_mode = "count", max_results = 3 } },
+          { "search_code", { pattern = "(unclosed" } },
+          { "search_code", { pattern = "x", path = "../outside" } },
+          { "search_code", { pattern = "x", path = "missing/dir" } },
+          { "search_code", { pattern = "padded", path = "d1" } }, -- denied
+          { "find_files", { pattern = "**/*.txt", max_results = 5 } },
+          { "find_files", { pattern = "d3/f1*.txt" } },
+          { "find_files", { pattern = "d1/*" } }, -- denied: nothing matches
+          { "find_files", { pattern = "../x" } },
+          { "find_files", { pattern = "nothing/here/*" } },
         }
-        for _, args in ipairs(calls) do
-          local want = tools.search_code.execute(args)
+        for _, c in ipairs(calls) do
+          local want = tools[c[1]].execute(c[2])
           local got
-          tools_m.dispatch(tools, { name = "search_code", arguments = args }, { on_done = function(r) got = r end })
+          tools_m.dispatch(tools, { name = c[1], arguments = c[2] }, { on_done = function(r) got = r end })
           assert.is_nil(got)
           assert.is_true(pump(sb, function() return got ~= nil end))
           assert.same(want, got)

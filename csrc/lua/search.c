@@ -115,17 +115,11 @@ static const sb_optspec glob_opts[] = {{"max_results", LUA_TNUMBER},
                                        {"hidden", LUA_TBOOLEAN},
                                        {NULL, 0}};
 
-static int m_glob(lua_State *L) {
-  sb_sandbox *sb = sb_lua_check_open(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) luaL_typeerror(L, 2, "string");
-  sb_lua_check_opts(L, 3, "glob", glob_opts);
-  SB_OP(op, "glob");
+sb_code sb_lua_glob_prepare(lua_State *L, sb_sandbox *sb, sb_op *op, sb_search *s, char *pat, bool *nothing) {
   op->show_raw = true;
   op->raw = lua_tolstring(L, 2, &op->rawlen);
-  char pat[SB_PATH_MAX + 1];
-  sb_search *s = new_search(L, sb, &op->e, max_results(L, 3));
-  if (sb_search_pattern(sb->cwd, sb->cwdlen, op->raw, op->rawlen, pat, &s->plen, &op->e) != SB_OK)
-    return sb_lua_fail(L, sb, op);
+  *nothing = false;
+  if (sb_search_pattern(sb->cwd, sb->cwdlen, op->raw, op->rawlen, pat, &s->plen, &op->e) != SB_OK) return op->e.code;
   s->pat = pat;
   walk_opts(L, 3, s);
   /* a pattern naming a dot entry asks for hidden ones */
@@ -135,11 +129,27 @@ static int m_glob(lua_State *L) {
   if (sort && strcmp(sort, "mtime") == 0) s->sort_mtime = true;
   else if (sort && strcmp(sort, "path") != 0) luaL_error(L, "glob: option 'sort' must be \"path\" or \"mtime\"");
   size_t pre = sb_glob_static_prefix(pat, s->plen);
-  if (sb_path_from_rel(&op->p, pat, pre, &op->e) != SB_OK) return sb_lua_fail(L, sb, op);
+  if (sb_path_from_rel(&op->p, pat, pre, &op->e) != SB_OK) return op->e.code;
   op->parsed = true;
   sb_code c = sb_lua_guard(sb, op, &op->p, SB_ACC_LIST, SB_KIND_DIR);
-  if (c == SB_OK) c = sb_search_glob(s, &op->p);
-  else if (c == SB_EACCES) c = SB_OK; /* nothing matches */
+  if (c == SB_EACCES) *nothing = true, c = SB_OK; /* nothing matches */
+  return c;
+}
+
+void sb_lua_glob_check(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING) luaL_typeerror(L, 2, "string");
+  sb_lua_check_opts(L, 3, "glob", glob_opts);
+}
+
+static int m_glob(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_lua_glob_check(L);
+  SB_OP(op, "glob");
+  char pat[SB_PATH_MAX + 1];
+  sb_search *s = new_search(L, sb, &op->e, max_results(L, 3));
+  bool nothing;
+  sb_code c = sb_lua_glob_prepare(L, sb, op, s, pat, &nothing);
+  if (c == SB_OK && !nothing) c = sb_search_glob(s, &op->p);
   if (c != SB_OK || push_results(L, s, false) != 0) return sb_lua_fail(L, sb, op);
   sb_search_free(s);
   sb_lua_audit_ok(L, sb, op, (lua_Integer)lua_rawlen(L, -1));

@@ -1,5 +1,6 @@
-/* grep that does not make the caller wait: core.grep_start(sb, pattern,
- * opts) checks everything grep checks, then runs the search in a forked
+/* grep and glob that do not make the caller wait: core.grep_start(sb,
+ * pattern, opts) and core.glob_start check everything grep and glob
+ * check, then run the search in a forked
  * copy of this process, which sends the records back through a pipe; the
  * host's loop asks job:result() on its turns. A fork, not a thread: the
  * copy sees the tree as it was when the call was made (a VirtualSandbox's
@@ -39,7 +40,9 @@ struct job {
   job *next;
   pid_t pid; /* 0 once reaped */
   int fd; /* the pipe's read end; -1 once closed */
+  bool grep; /* else glob */
   bool done; /* the result was handed out */
+  bool empty; /* answered without a copy: nothing to search */
   sb_search s;
   sb_op op;
   char raw[SB_PATH_MAX + 1]; /* op.raw's copy */
@@ -63,7 +66,7 @@ static bool write_all(int fd, const void *p, size_t n) {
 /* In the copy: search, answer, leave without running anything of the host's. */
 static _Noreturn void run_copy(int wfd, sb_search *s, const char *pattern, size_t plen, const sb_path *where) {
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host went away: nobody wants the answer */
-  sb_code c = sb_search_grep(s, pattern, plen, where);
+  sb_code c = pattern ? sb_search_grep(s, pattern, plen, where) : sb_search_glob(s, where);
   const char *msg = c == SB_OK ? "" : s->e->msg ? s->e->msg : sb_code_text(c);
   answer a = {.code = c,
               .bad_pattern = s->bad_pattern,
@@ -133,29 +136,35 @@ static int job_gc(lua_State *L) {
   return 0;
 }
 
-/* core.grep_start(sb, pattern, opts) -> job | nil, msg, code. */
-static int l_grep_start(lua_State *L) {
-  sb_sandbox *sb = sb_lua_check_open(L, 1);
-  sb_lua_grep_check(L);
-  size_t plen;
-  const char *pattern = lua_tolstring(L, 2, &plen);
+/* A job on the stack for sb (its uservalue), its search set up. */
+static job *new_job(lua_State *L, sb_sandbox *sb, const char *name, bool grep) {
   job *j = lua_newuserdatauv(L, sizeof *j, 1);
   memset(j, 0, sizeof *j);
   j->fd = -1;
+  j->grep = grep;
   luaL_setmetatable(L, JOB_MT);
   lua_pushvalue(L, 1); /* the sandbox lives as long as its job */
   lua_setiuservalue(L, -2, 1);
-  sb_op *op = &j->op;
-  op->name = "grep";
-  sb_search_init(&j->s, &sb->fs, &op->e, sb_lua_search_max(L));
-  char fpat[SB_PATH_MAX + 1];
-  if (sb_lua_grep_prepare(L, sb, op, &j->s, fpat) != SB_OK) return sb_lua_fail(L, sb, op);
-  /* the audit entry is made when the result is taken: keep the raw path */
-  size_t n = op->rawlen < SB_PATH_MAX ? op->rawlen : SB_PATH_MAX;
-  memcpy(j->raw, op->raw, n);
+  j->op.name = name;
+  sb_search_init(&j->s, &sb->fs, &j->op.e, sb_lua_search_max(L));
+  return j;
+}
+
+/* The audit entry is made when the result is taken: keep the raw path. */
+static void keep_raw(job *j) {
+  size_t n = j->op.rawlen < SB_PATH_MAX ? j->op.rawlen : SB_PATH_MAX;
+  memcpy(j->raw, j->op.raw, n);
   j->raw[n] = '\0';
-  op->raw = j->raw;
-  op->rawlen = n;
+  j->op.raw = j->raw;
+  j->op.rawlen = n;
+}
+
+/* Fork the copy that searches (grep with pattern, else glob); the job on
+ * the stack, or nil, msg, code. `where` and everything s points to must be
+ * this call's: the copy runs on them as they are now. */
+static int fork_search(lua_State *L, sb_sandbox *sb, job *j, const char *pattern, size_t plen) {
+  sb_op *op = &j->op;
+  keep_raw(j);
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) {
     sb_failf(&op->e, SB_EAGAIN, "cannot make a pipe for the search: %s", strerror(errno));
@@ -178,6 +187,34 @@ static int l_grep_start(lua_State *L) {
   j->fd = p[0];
   join(L, sb, j);
   return 1;
+}
+
+/* core.grep_start(sb, pattern, opts) -> job | nil, msg, code. */
+static int l_grep_start(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_lua_grep_check(L);
+  size_t plen;
+  const char *pattern = lua_tolstring(L, 2, &plen);
+  job *j = new_job(L, sb, "grep", true);
+  char fpat[SB_PATH_MAX + 1];
+  if (sb_lua_grep_prepare(L, sb, &j->op, &j->s, fpat) != SB_OK) return sb_lua_fail(L, sb, &j->op);
+  return fork_search(L, sb, j, pattern, plen);
+}
+
+/* core.glob_start(sb, pattern, opts) -> job | nil, msg, code. */
+static int l_glob_start(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check_open(L, 1);
+  sb_lua_glob_check(L);
+  job *j = new_job(L, sb, "glob", false);
+  char pat[SB_PATH_MAX + 1];
+  bool nothing;
+  if (sb_lua_glob_prepare(L, sb, &j->op, &j->s, pat, &nothing) != SB_OK) return sb_lua_fail(L, sb, &j->op);
+  if (nothing) { /* the policy hides it all: the answer is empty, no copy needed */
+    keep_raw(j);
+    j->empty = true;
+    return 1;
+  }
+  return fork_search(L, sb, j, NULL, 0);
 }
 
 /* Read what is there; true at the end of the stream (or a read error). */
@@ -217,14 +254,20 @@ static bool take_answer(job *j, sb_code *code) {
   return true;
 }
 
-/* job:result() -> false while the search runs; then, once, what grep
- * returns (the records, or nil, msg, code); later calls raise. */
+/* job:result() -> false while the search runs; then, once, what grep or
+ * glob returns (the records, or nil, msg, code); later calls raise. */
 static int m_result(lua_State *L) {
   job *j = luaL_checkudata(L, 1, JOB_MT);
   if (j->done) return luaL_error(L, "grep job: the result was already taken");
   lua_getiuservalue(L, 1, 1);
   sb_sandbox *sb = sb_lua_check_open(L, -1);
   lua_pop(L, 1);
+  if (j->empty) {
+    j->done = true;
+    if (sb_lua_search_push(L, &j->s, false) != 0) return sb_lua_fail(L, sb, &j->op);
+    sb_lua_audit_ok(L, sb, &j->op, 0);
+    return 1;
+  }
   if (j->fd >= 0 && !drain(L, j)) {
     lua_pushboolean(L, 0);
     return 1;
@@ -242,7 +285,7 @@ static int m_result(lua_State *L) {
       sb_failf(&j->op.e, SB_EIO, "the search's process ended by signal %d without an answer", WTERMSIG(status));
     else sb_fail(&j->op.e, SB_EIO, "the search's process ended without an answer");
   }
-  if (c != SB_OK || sb_lua_search_push(L, &j->s, true) != 0) return sb_lua_fail(L, sb, &j->op);
+  if (c != SB_OK || sb_lua_search_push(L, &j->s, j->grep) != 0) return sb_lua_fail(L, sb, &j->op);
   sb_lua_audit_ok(L, sb, &j->op, (lua_Integer)j->s.count);
   return 1;
 }
@@ -268,4 +311,6 @@ void sb_lua_search_job_open(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_grep_start);
   lua_setfield(L, -2, "grep_start");
+  lua_pushcfunction(L, l_glob_start);
+  lua_setfield(L, -2, "glob_start");
 }

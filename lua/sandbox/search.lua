@@ -93,6 +93,11 @@ function M.grep_start(sb, pattern, opts)
   return require("sandbox.core").grep_start(sb, pattern, grep_opts(opts))
 end
 
+--- glob without waiting, as grep_start.
+function M.glob_start(sb, pattern, opts)
+  return require("sandbox.core").glob_start(sb, pattern, options.check("glob", opts, GLOB))
+end
+
 -- The C methods, wrapped: options checked here, C reads normalised values.
 function M.attach(methods)
   local cgrep, cglob = methods.grep, methods.glob

@@ -1,8 +1,20 @@
 -- The find_files tool (SPEC §7): checked arguments in, the text for the model out.
 local S = require "sandbox.tools.schema"
 local C = require "sandbox.tools.common"
+local search = require "sandbox.search"
 local fmt = string.format
 local concat = table.concat
+
+local function query(a) return { max_results = a.max_results or 200, sort = a.sort, ignored = a.include_ignored } end
+
+-- The model's text for glob's answer.
+local function render(a, list, msg, code)
+  if not list then return C.fail("Finding " .. a.pattern, msg, code) end
+  if #list == 0 then return fmt("No files match %s.", a.pattern) end
+  local text = concat(list, "\n")
+  if list.truncated then text = text .. fmt("\n[only the first %d matches are shown; use a narrower pattern]", #list) end
+  return text
+end
 
 return {
   description = "Find files and directories whose root-relative path matches a glob pattern: `*` " ..
@@ -18,12 +30,12 @@ return {
   }, { "pattern" }),
   read_only = true,
   run = function(ctx, a)
-    local list, msg, code = ctx.sb:glob(a.pattern, { max_results = a.max_results or 200, sort = a.sort,
-      ignored = a.include_ignored })
-    if not list then return C.fail("Finding " .. a.pattern, msg, code) end
-    if #list == 0 then return fmt("No files match %s.", a.pattern) end
-    local text = concat(list, "\n")
-    if list.truncated then text = text .. fmt("\n[only the first %d matches are shown; use a narrower pattern]", #list) end
-    return text
+    return render(a, ctx.sb:glob(a.pattern, query(a)))
+  end,
+  -- the walk in its own process, its answer taken on a later turn
+  start = function(ctx, a, done)
+    C.search_later(ctx, function() return search.glob_start(ctx.sb, a.pattern, query(a)) end,
+      function() return ctx.sb:glob(a.pattern, query(a)) end,
+      function(...) return render(a, ...) end, done)
   end,
 }

@@ -2,8 +2,6 @@
 local S = require "sandbox.tools.schema"
 local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
-local async = require "sandbox.async"
-local core = require "sandbox.core"
 local search = require "sandbox.search"
 local fmt = string.format
 local concat = table.concat
@@ -60,27 +58,11 @@ return {
   run = function(ctx, a)
     return render(a, ctx.sb:grep(a.pattern, query(a)))
   end,
-  -- the search in its own process (sandbox.search.grep_start), its result
-  -- taken on the pump's turns; a RemoteSandbox's, or where no process can
-  -- be started, in the turn itself
+  -- the search in its own process, its answer taken on a later turn
   start = function(ctx, a, done)
-    local sb = ctx.sb
-    local job, msg, code
-    if sb.kind ~= "remote" then job, msg, code = search.grep_start(sb, a.pattern, query(a)) end
-    if not job then
-      if sb.kind == "remote" or code == "EAGAIN" then return done(render(a, sb:grep(a.pattern, query(a)))) end
-      return done(render(a, nil, msg, code))
-    end
-    async.watch(sb, nil, function()
-      if not pcall(core.check_open, sb, "grep") then
-        job:cancel() -- disposed meanwhile: nobody waits for it
-        return true
-      end
-      local hits, m, c = job:result()
-      if hits == false then return false end
-      done(render(a, hits, m, c))
-      return true
-    end, 0.01)
+    C.search_later(ctx, function() return search.grep_start(ctx.sb, a.pattern, query(a)) end,
+      function() return ctx.sb:grep(a.pattern, query(a)) end,
+      function(...) return render(a, ...) end, done)
   end,
 }
 
