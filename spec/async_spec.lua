@@ -103,7 +103,7 @@ describe("dispatch with on_done", function()
     local r
     local t0 = core.clock()
     tools_m.dispatch(tools, { name = "process_output", arguments = { id = id, wait_seconds = 10 } }, { on_done = function(x) r = x end })
-    assert.is_true(core.clock() - t0 < 0.1, "dispatch waited")
+    assert.is_nil(r) -- returned without waiting for the output
     assert.is_true(pump(sb, function() return r ~= nil end, 10))
     local took = core.clock() - t0
     assert.truthy(r.content:find("later", 1, true), r.content)
@@ -156,7 +156,9 @@ describe("dispatch with on_done on every backend that runs commands", function()
         { on_done = function(x) r = x end })
       local returned = core.clock() - t0
       assert.is_nil(r)
-      assert.is_true(returned < 0.5, "dispatch took " .. returned .. " s")
+      -- a dispatch that waited would take the command's whole second; a
+      -- confined start on a loaded machine takes a fraction of it
+      assert.is_true(returned < 0.9, "dispatch took " .. returned .. " s")
       assert.is_true(pump(sb, function() return r ~= nil end, 20))
       assert.is_false(r.is_error, r.content)
       assert.truthy(r.content:find("Exit code: 0", 1, true), r.content)
@@ -218,17 +220,21 @@ describe("search_code through dispatch with on_done", function()
     local t0 = core.clock()
     local want = tools.search_code.execute(args)
     local blocking = core.clock() - t0
-    local got, longest = nil, 0
+    local got, turns = nil, {}
     tools_m.dispatch(tools, { name = "search_code", arguments = args }, { on_done = function(r) got = r end })
     while not got do
       local a = core.clock()
       sb:poll()
-      longest = math.max(longest, core.clock() - a)
+      turns[#turns + 1] = core.clock() - a
     end
-    print(("\n  search_code over 1500 files: blocking %.1f ms, the longest pump turn while it ran %.1f ms")
-      :format(blocking * 1000, longest * 1000))
+    -- the first turn starts the search (a fork: its cost grows with this
+    -- process's size, not the search's); the others only look for the answer
+    local longest = 0
+    for i = 2, #turns do longest = math.max(longest, turns[i]) end
+    print(("\n  search_code over 1500 files: blocking %.1f ms; the turn that starts it %.1f ms, the longest other %.1f ms (%d turns)")
+      :format(blocking * 1000, turns[1] * 1000, longest * 1000, #turns))
     assert.same(want, got)
-    -- the search itself runs elsewhere; a turn only starts it or takes its answer
+    assert.is_true(#turns >= 2, "the answer came in the turn that started it")
     assert.is_true(longest < blocking / 2, ("a turn took %.1f ms of a %.1f ms search"):format(longest * 1000, blocking * 1000))
     sb:dispose()
   end)
@@ -256,6 +262,60 @@ describe("search_code through dispatch with on_done", function()
     while children() > 0 and core.clock() - t0 < 5 do collectgarbage() end
     assert.equal(0, children())
     assert.is_nil(got) -- disposed: no answer comes
+  end)
+end)
+
+describe("http_get through dispatch with on_done", function()
+  local httpd = require "support.httpd"
+  local A, B
+  setup(function()
+    A, B = httpd.start(), httpd.start()
+  end)
+  teardown(function()
+    httpd.stop_all()
+    backends.cleanup()
+  end)
+
+  it("fetches in its own process and gives the blocking call's answer, refusals included", function()
+    local sb = sandbox.virtual { allowed_hosts = { "127.0.0.1:" .. A.port } }
+    local tools = sb:tools()
+    local calls = {
+      { url = A.url "/hello" },
+      { url = A.url "/big?n=5000", max_bytes = 100 },
+      { url = A.url("/redirect?to=" .. A.url "/hello") },
+      { url = B.url "/hello" }, -- not allowed: refused before any connection
+      { url = "ftp://127.0.0.1/x" },
+    }
+    local before = #B.requests()
+    for _, args in ipairs(calls) do
+      local want = tools.http_get.execute(args)
+      local got
+      tools_m.dispatch(tools, { name = "http_get", arguments = args }, { on_done = function(r) got = r end })
+      assert.is_nil(got)
+      assert.is_true(pump(sb, function() return got ~= nil end))
+      assert.same(want, got)
+    end
+    assert.equal(before, #B.requests())
+    sb:dispose()
+  end)
+
+  it("holds no turn of the pump while the server takes its time", function()
+    local sb = sandbox.virtual { allowed_hosts = { "127.0.0.1:" .. A.port } }
+    local got, longest = nil, 0
+    local t0 = core.clock()
+    tools_m.dispatch(sb:tools(), { name = "http_get", arguments = { url = A.url "/slow?s=1" } }, { on_done = function(r) got = r end })
+    while not got and core.clock() - t0 < 10 do
+      local a = core.clock()
+      sb:poll(0.01)
+      longest = math.max(longest, core.clock() - a)
+    end
+    print(("\n  http_get of a 1 s response: answered after %.2f s, the longest pump turn %.1f ms")
+      :format(core.clock() - t0, longest * 1000))
+    assert.truthy(got and got.content:find("HTTP 200", 1, true), got and got.content)
+    assert.is_true(core.clock() - t0 >= 0.95)
+    -- a turn that waited on the server would take its whole second
+    assert.is_true(longest < 0.5, ("a turn took %.1f ms"):format(longest * 1000))
+    sb:dispose()
   end)
 end)
 
@@ -313,9 +373,11 @@ describe("exec with wait = false", function()
     local sb = container()
     local r
     local t0 = core.clock()
-    local h = assert(sb:exec("sh", { "-c", "sleep 0.3; echo 'Permission denied' >&2; exit 1" },
+    local h = assert(sb:exec("sh", { "-c", "sleep 1; echo 'Permission denied' >&2; exit 1" },
       { wait = false, on_exit = function(x) r = x end }))
-    assert.is_true(core.clock() - t0 < 0.25)
+    -- waiting would take the command's second; the first confined start
+    -- builds the sandbox's view, a fraction of it even on a loaded machine
+    assert.is_true(core.clock() - t0 < 0.9)
     assert.is_true(h:running())
     assert.equal(0, #sb:processes()) -- a foreground command: not one of the background ones
     assert.is_true(pump(sb, function() return r ~= nil end))

@@ -98,6 +98,7 @@ static inline void sb_compat_setfuncs(lua_State *L, const luaL_Reg *l, int nup) 
 }
 #define luaL_setfuncs sb_compat_setfuncs
 #define luaL_newlib(L, l) (lua_newtable(L), luaL_setfuncs((L), (l), 0))
+#define luaL_setmetatable(L, tname) (luaL_getmetatable((L), (tname)), lua_setmetatable((L), -2))
 #endif
 
 static inline const char *sb_compat_tolstring(lua_State *L, int i, size_t *len) {

@@ -2,6 +2,7 @@
  * sb:host_allowed and sb:http_get; its servers for commands are
  * lua/ports.c. */
 #include "lua/net.h"
+#include "lua/forkjob.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -138,48 +139,8 @@ static void push_headers(lua_State *L, const sb_buf *h) {
   }
 }
 
-typedef struct http_ud {
-  sb_http_result r;
-  sb_mem mem;
-} http_ud;
-
-static int http_gc(lua_State *L) {
-  http_ud *hu = lua_touserdata(L, 1);
-  sb_http_result_free(&hu->mem, &hu->r); /* idempotent: buffers reset */
-  return 0;
-}
-
-/* core.http_get(sb, url, {timeout=, max_bytes=, max_redirects=}) */
-static int l_http_get(lua_State *L) {
-  sb_sandbox *sb = sb_lua_check_open(L, 1);
-  const char *url = luaL_checkstring(L, 2);
-  luaL_checktype(L, 3, LUA_TTABLE);
-  sb_err e;
-  sb_net *n = NET(sb);
-  if (!n || !n->has_policy) {
-    sb_fail(&e, SB_EACCES, "http_get is off: the sandbox has no allowed_hosts");
-    return sb_push_err(L, &e, NULL, 0);
-  }
-  sb_http_opts o = {.timeout = 30, .max_bytes = 1 << 20, .max_redirects = 10};
-  if (lua_getfield(L, 3, "timeout") == LUA_TNUMBER) o.timeout = lua_tonumber(L, -1);
-  if (lua_getfield(L, 3, "max_bytes") == LUA_TNUMBER) o.max_bytes = (size_t)lua_tointeger(L, -1);
-  if (lua_getfield(L, 3, "max_redirects") == LUA_TNUMBER) o.max_redirects = (int)lua_tointeger(L, -1);
-  lua_pop(L, 3);
-  /* the result lives in a userdata so an error raised while building the
-   * table (OOM) cannot leak its buffers */
-  http_ud *hu = lua_newuserdatauv(L, sizeof *hu, 0);
-  memset(hu, 0, sizeof *hu);
-  hu->mem = sb->fs.mem;
-  if (luaL_newmetatable(L, "sandbox.HttpResult")) {
-    lua_pushcfunction(L, http_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
-  sb_http_result *r = &hu->r;
-  if (sb_http_get(&sb->fs.mem, &n->policy, url, &o, r, &e) != 0) {
-    sb_http_result_free(&sb->fs.mem, r);
-    return sb_push_err(L, &e, NULL, 0);
-  }
+/* http_get's answer as the Lua table. */
+static void push_response(lua_State *L, const sb_http_result *r) {
   lua_createtable(L, 0, 8);
   lua_pushinteger(L, r->status);
   lua_setfield(L, -2, "status");
@@ -195,8 +156,188 @@ static int l_http_get(lua_State *L) {
   lua_setfield(L, -2, "truncated");
   lua_pushstring(L, r->address);
   lua_setfield(L, -2, "address");
+}
+
+typedef struct http_ud {
+  sb_http_result r;
+  sb_mem mem;
+} http_ud;
+
+static int http_gc(lua_State *L) {
+  http_ud *hu = lua_touserdata(L, 1);
+  sb_http_result_free(&hu->mem, &hu->r); /* idempotent: buffers reset */
+  return 0;
+}
+
+/* The options table at 3 (checked by lua/sandbox/net.lua). */
+static sb_http_opts http_opts(lua_State *L) {
+  sb_http_opts o = {.timeout = 30, .max_bytes = 1 << 20, .max_redirects = 10};
+  if (lua_getfield(L, 3, "timeout") == LUA_TNUMBER) o.timeout = lua_tonumber(L, -1);
+  if (lua_getfield(L, 3, "max_bytes") == LUA_TNUMBER) o.max_bytes = (size_t)lua_tointeger(L, -1);
+  if (lua_getfield(L, 3, "max_redirects") == LUA_TNUMBER) o.max_redirects = (int)lua_tointeger(L, -1);
+  lua_pop(L, 3);
+  return o;
+}
+
+/* http_get's arguments (sandbox, url, options table); the sandbox's network
+ * part with a host policy, or NULL with e set. */
+static sb_net *http_args(lua_State *L, sb_sandbox **sb, const char **url, sb_err *e) {
+  *sb = sb_lua_check_open(L, 1);
+  *url = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  sb_net *n = NET(*sb);
+  if (!n || !n->has_policy) {
+    sb_fail(e, SB_EACCES, "http_get is off: the sandbox has no allowed_hosts");
+    return NULL;
+  }
+  return n;
+}
+
+/* core.http_get(sb, url, {timeout=, max_bytes=, max_redirects=}) */
+static int l_http_get(lua_State *L) {
+  sb_sandbox *sb;
+  const char *url;
+  sb_err e;
+  sb_net *n = http_args(L, &sb, &url, &e);
+  if (!n) return sb_push_err(L, &e, NULL, 0);
+  sb_http_opts o = http_opts(L);
+  /* the result lives in a userdata so an error raised while building the
+   * table (OOM) cannot leak its buffers */
+  http_ud *hu = lua_newuserdatauv(L, sizeof *hu, 0);
+  memset(hu, 0, sizeof *hu);
+  hu->mem = sb->fs.mem;
+  if (luaL_newmetatable(L, "sandbox.HttpResult")) {
+    lua_pushcfunction(L, http_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  sb_http_result *r = &hu->r;
+  if (sb_http_get(&sb->fs.mem, &n->policy, url, &o, r, &e) != 0) {
+    sb_http_result_free(&sb->fs.mem, r);
+    return sb_push_err(L, &e, NULL, 0);
+  }
+  push_response(L, r);
   sb_http_result_free(&sb->fs.mem, r);
   return 1;
+}
+
+/* ---- http_get in a forked copy (lua/forkjob.c) ---------------------------- */
+
+/* What the copy sends: the outcome and the response's fixed fields, then
+ * msglen bytes of message, hdrlen of header lines and bodylen of body. */
+typedef struct http_answer {
+  int32_t code, redirects;
+  long status;
+  uint8_t truncated;
+  uint32_t msglen;
+  uint64_t hdrlen, bodylen;
+  char url[sizeof((sb_http_result *)0)->url];
+  char address[sizeof((sb_http_result *)0)->address];
+} http_answer;
+
+typedef struct http_job {
+  sb_forkjob fj;
+  bool done;
+  /* for the copy: what to fetch, under which policy */
+  const char *url;
+  const sb_netpolicy *policy;
+  sb_http_opts o;
+} http_job;
+
+#define HTTP_JOB_MT "sandbox.HttpJob"
+
+static void http_copy(void *arg, int wfd) {
+  http_job *j = arg;
+  sb_http_result r;
+  memset(&r, 0, sizeof r);
+  sb_err e;
+  e.msg = NULL;
+  e.code = SB_OK;
+  int rc = sb_http_get(&j->fj.mem, j->policy, j->url, &j->o, &r, &e);
+  const char *msg = rc == 0 ? "" : e.msg ? e.msg : sb_code_text(e.code);
+  http_answer a;
+  memset(&a, 0, sizeof a);
+  a.code = rc == 0 ? SB_OK : (int32_t)e.code;
+  a.redirects = r.redirects;
+  a.status = r.status;
+  a.truncated = r.truncated;
+  a.msglen = (uint32_t)strlen(msg);
+  a.hdrlen = rc == 0 ? r.headers.len : 0;
+  a.bodylen = rc == 0 ? r.body.len : 0;
+  memcpy(a.url, r.url, sizeof a.url);
+  memcpy(a.address, r.address, sizeof a.address);
+  if (sb_forkjob_write(wfd, &a, sizeof a) && sb_forkjob_write(wfd, msg, a.msglen) &&
+      (!a.hdrlen || sb_forkjob_write(wfd, r.headers.p, a.hdrlen)))
+    if (a.bodylen) sb_forkjob_write(wfd, r.body.p, a.bodylen);
+}
+
+static int http_job_gc(lua_State *L) {
+  sb_forkjob_free(&((http_job *)luaL_checkudata(L, 1, HTTP_JOB_MT))->fj);
+  return 0;
+}
+
+/* core.http_start(sb, url, opts) -> job | nil, msg, code: http_get in a
+ * forked copy; job:result() is false until it answers. */
+static int l_http_start(lua_State *L) {
+  sb_sandbox *sb;
+  const char *url;
+  sb_err e;
+  sb_net *n = http_args(L, &sb, &url, &e);
+  if (!n) return sb_push_err(L, &e, NULL, 0);
+  http_job *j = sb_forkjob_new(L, sizeof *j, HTTP_JOB_MT);
+  j->url = url;
+  j->policy = &n->policy;
+  j->o = http_opts(L);
+  if (sb_forkjob_start(L, sb, &j->fj, http_copy, j, &e) != 0) return sb_push_err(L, &e, NULL, 0);
+  return 1;
+}
+
+/* job:result() -> false while it runs; then, once, what http_get returns. */
+static int m_http_result(lua_State *L) {
+  http_job *j = luaL_checkudata(L, 1, HTTP_JOB_MT);
+  if (j->done) return luaL_error(L, "http job: the result was already taken");
+  lua_getiuservalue(L, 1, 1);
+  sb_lua_check_open(L, -1);
+  lua_pop(L, 1);
+  if (!sb_forkjob_poll(L, &j->fj)) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  j->done = true;
+  const sb_buf *got = &j->fj.got;
+  http_answer a;
+  sb_err e;
+  if (got->len < sizeof a || (memcpy(&a, got->p, sizeof a), got->len != sizeof a + a.msglen + a.hdrlen + a.bodylen)) {
+    sb_fail(&e, SB_EIO, "http_get's process ended without an answer");
+    return sb_push_err(L, &e, NULL, 0);
+  }
+  const char *msg = got->p + sizeof a;
+  if (a.code != SB_OK) {
+    sb_failf(&e, (sb_code)a.code, "%.*s", (int)a.msglen, msg);
+    return sb_push_err(L, &e, NULL, 0);
+  }
+  /* a response whose buffers are the answer's bytes (not to be freed) */
+  sb_http_result r;
+  memset(&r, 0, sizeof r);
+  r.status = a.status;
+  r.truncated = a.truncated;
+  r.redirects = a.redirects;
+  memcpy(r.url, a.url, sizeof r.url);
+  memcpy(r.address, a.address, sizeof r.address);
+  r.url[sizeof r.url - 1] = r.address[sizeof r.address - 1] = '\0';
+  r.headers.p = (char *)msg + a.msglen;
+  r.headers.len = (size_t)a.hdrlen;
+  r.body.p = r.headers.p + a.hdrlen;
+  r.body.len = (size_t)a.bodylen;
+  push_response(L, &r);
+  return 1;
+}
+
+static int m_http_cancel(lua_State *L) {
+  http_job *j = luaL_checkudata(L, 1, HTTP_JOB_MT);
+  sb_forkjob_stop(&j->fj);
+  j->done = true;
+  return 0;
 }
 
 /* ---- closing ------------------------------------------------------------------ */
@@ -215,7 +356,18 @@ void sb_lua_net_methods(lua_State *L) {
 }
 
 void sb_lua_net_open(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"http_get", l_http_get}, {"check_host", l_check_host}, {"random_token", l_random_token}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"http_get", l_http_get},
+                                 {"http_start", l_http_start},
+                                 {"check_host", l_check_host},
+                                 {"random_token", l_random_token},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
+  if (luaL_newmetatable(L, HTTP_JOB_MT)) {
+    static const luaL_Reg methods[] = {{"result", m_http_result}, {"cancel", m_http_cancel}, {NULL, NULL}};
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, http_job_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
 }

@@ -58,6 +58,15 @@ function M.http_get(sb, url, opts)
   return core.http_get(sb, url, opts)
 end
 
+--- http_get without waiting: the same checks, then the request in a forked
+--- copy of the process (lua/forkjob.c); a job whose result() is false until
+--- it answers, then what http_get returns; or nil, msg, code at once.
+function M.http_start(sb, url, opts)
+  core.check_open(sb, "http_get")
+  if type(url) ~= "string" then error("http_get: url must be a string", 2) end
+  return core.http_start(sb, url, options.check("http_get", opts, GET_OPTS))
+end
+
 -- ---- what commands get --------------------------------------------------------
 
 local function port(v)

@@ -88,27 +88,26 @@ local function start_command(ctx, a, what, spawn, done)
   if not h or a.background then done(run_result(ctx, h, msg, code, timeout, what)) end
 end
 
--- A search that finishes later (tool.start): begin() starts it in its own
--- process (sandbox.search's grep_start or glob_start) and a later pump turn
--- takes the answer; a RemoteSandbox's (its reads share this process's
--- connection), or one whose process cannot be started, runs now() in the
--- turn. render(list, msg, code) makes the model's text.
-local function search_later(ctx, begin, now, render, done)
+-- Work that finishes later (tool.start): begin() starts it in a forked copy
+-- of the process (a job: sandbox.search's grep_start or glob_start,
+-- sandbox.net's http_start; nil: do it in the turn) and a later pump turn
+-- takes the answer; where no process can be started (EAGAIN), now() runs
+-- in the turn. render(result, msg, code) makes the model's text.
+local function later(ctx, begin, now, render, done)
   local sb = ctx.sb
-  local job, msg, code
-  if sb.kind ~= "remote" then job, msg, code = begin() end
+  local job, msg, code = begin()
   if not job then
-    if sb.kind == "remote" or code == "EAGAIN" then return done(render(now())) end
+    if msg == nil or code == "EAGAIN" then return done(render(now())) end
     return done(render(nil, msg, code))
   end
   async.watch(sb, nil, function()
-    if not pcall(core.check_open, sb, "search") then
+    if not pcall(core.check_open, sb, "later") then
       job:cancel() -- disposed meanwhile: nobody waits for it
       return true
     end
-    local list, m, c = job:result()
-    if list == false then return false end
-    done(render(list, m, c))
+    local r, m, c = job:result()
+    if r == false then return false end
+    done(render(r, m, c))
     return true
   end, 0.01)
 end
@@ -132,5 +131,5 @@ local function proc(ctx, id)
 end
 
 return {
-  PATHS = PATHS, version = version, key = key, remember = remember, stale = stale, fail = fail, track = track, run_result = run_result, COMMAND_PARAMS = COMMAND_PARAMS, exec_opts = exec_opts, start_command = start_command, search_later = search_later, with = with, proc = proc,
+  PATHS = PATHS, version = version, key = key, remember = remember, stale = stale, fail = fail, track = track, run_result = run_result, COMMAND_PARAMS = COMMAND_PARAMS, exec_opts = exec_opts, start_command = start_command, later = later, with = with, proc = proc,
 }

@@ -2,7 +2,21 @@
 local S = require "sandbox.tools.schema"
 local T = require "sandbox.tools.text"
 local C = require "sandbox.tools.common"
+local net = require "sandbox.net"
 local fmt = string.format
+
+local function opts(a) return { max_bytes = math.max(1, math.min(a.max_bytes or 100000, 1000000)), timeout = 30 } end
+
+-- The model's text for http_get's answer.
+local function render(a, r, msg, code)
+  if not r then return C.fail("Fetching " .. a.url, msg, code) end
+  local head = fmt("HTTP %d from %s (%s, %d bytes%s%s)", r.status, r.url,
+    r.headers["content-type"] or "no content type", #r.body,
+    r.truncated and ", cut at max_bytes" or "",
+    r.redirects > 0 and fmt(", after %d redirect%s", r.redirects, r.redirects > 1 and "s" or "") or "")
+  if T.is_binary(r.body) then return head .. "\nThe body is binary and is not shown." end
+  return head .. "\n\n" .. r.body
+end
 
 return {
   description = "Fetch a URL with an HTTP GET (http and https only) and return the status, the content "
@@ -16,14 +30,12 @@ return {
   read_only = true,
   needs_net = true,
   run = function(ctx, a)
-    local max = math.max(1, math.min(a.max_bytes or 100000, 1000000))
-    local r, msg, code = ctx.sb:http_get(a.url, { max_bytes = max, timeout = 30 })
-    if not r then return C.fail("Fetching " .. a.url, msg, code) end
-    local head = fmt("HTTP %d from %s (%s, %d bytes%s%s)", r.status, r.url,
-      r.headers["content-type"] or "no content type", #r.body,
-      r.truncated and ", cut at max_bytes" or "",
-      r.redirects > 0 and fmt(", after %d redirect%s", r.redirects, r.redirects > 1 and "s" or "") or "")
-    if T.is_binary(r.body) then return head .. "\nThe body is binary and is not shown." end
-    return head .. "\n\n" .. r.body
+    return render(a, ctx.sb:http_get(a.url, opts(a)))
+  end,
+  -- the request in a forked copy of the process, its answer taken on a later turn
+  start = function(ctx, a, done)
+    C.later(ctx, function() return net.http_start(ctx.sb, a.url, opts(a)) end,
+      function() return ctx.sb:http_get(a.url, opts(a)) end,
+      function(...) return render(a, ...) end, done)
   end,
 }

@@ -60,7 +60,11 @@ return {
   end,
   -- the search in its own process, its answer taken on a later turn
   start = function(ctx, a, done)
-    C.search_later(ctx, function() return search.grep_start(ctx.sb, a.pattern, query(a)) end,
+    -- a RemoteSandbox's reads share this process's connection: in the turn
+    C.later(ctx, function()
+      if ctx.sb.kind == "remote" then return nil end
+      return search.grep_start(ctx.sb, a.pattern, query(a))
+    end,
       function() return ctx.sb:grep(a.pattern, query(a)) end,
       function(...) return render(a, ...) end, done)
   end,

@@ -1,0 +1,138 @@
+/* Work in a forked copy of the process (lua/forkjob.h). */
+#include "lua/forkjob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The sandbox's part that knows its running jobs: dispose stops them. */
+typedef struct jobs {
+  sb_forkjob *first;
+} jobs;
+
+static void unlink_job(sb_forkjob *j) {
+  jobs *js = j->owner;
+  if (!js) return;
+  for (sb_forkjob **at = &js->first; *at; at = &(*at)->next)
+    if (*at == j) {
+      *at = j->next;
+      break;
+    }
+  j->owner = NULL;
+}
+
+void sb_forkjob_stop(sb_forkjob *j) {
+  unlink_job(j);
+  if (j->pid > 0) {
+    kill(j->pid, SIGKILL);
+    while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR) {}
+    j->pid = 0;
+  }
+  if (j->fd >= 0) close(j->fd);
+  j->fd = -1;
+}
+
+void sb_forkjob_free(sb_forkjob *j) {
+  sb_forkjob_stop(j);
+  if (j->mem.f) sb_buf_free(&j->mem, &j->got);
+}
+
+static void jobs_close(lua_State *L, sb_sandbox *sb, void *state) {
+  (void)L;
+  jobs *js = state;
+  while (js->first) sb_forkjob_stop(js->first); /* unlinks it */
+  sb_free(&sb->fs.mem, js, sizeof *js);
+}
+
+static const sb_part_class JOBS = {"jobs in forked copies", jobs_close};
+
+static void join(lua_State *L, sb_sandbox *sb, sb_forkjob *j) {
+  jobs *js = sb_part_get(sb, &JOBS);
+  if (!js) {
+    js = sb_malloc(&sb->fs.mem, sizeof *js);
+    if (!js) {
+      sb_forkjob_stop(j);
+      luaL_error(L, "not enough memory");
+    }
+    js->first = NULL;
+    sb_part_add(L, sb, &JOBS, js);
+  }
+  j->owner = js;
+  j->next = js->first;
+  js->first = j;
+}
+
+void *sb_forkjob_new(lua_State *L, size_t size, const char *mt) {
+  sb_forkjob *j = lua_newuserdatauv(L, size, 1);
+  memset(j, 0, size);
+  j->fd = -1;
+  luaL_setmetatable(L, mt);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  return j;
+}
+
+bool sb_forkjob_write(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    c += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg, sb_err *e) {
+  j->fd = -1;
+  j->mem = sb->fs.mem;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    sb_failf(e, SB_EAGAIN, "cannot make a pipe for the work: %s", strerror(errno));
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host went away: nobody wants the answer */
+    fn(arg, p[1]);
+    _exit(0); /* nothing of the host's runs here: no atexit, no buffered stdio */
+  }
+  int err = errno;
+  close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    sb_failf(e, SB_EAGAIN, "cannot start a process for the work: %s", strerror(err));
+    return -1;
+  }
+  fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+  j->pid = pid;
+  j->fd = p[0];
+  join(L, sb, j);
+  return 0;
+}
+
+bool sb_forkjob_poll(lua_State *L, sb_forkjob *j) {
+  while (j->fd >= 0) {
+    if (sb_buf_reserve(&j->mem, &j->got, 64 * 1024) != 0) luaL_error(L, "not enough memory");
+    ssize_t r = read(j->fd, j->got.p + j->got.len, j->got.cap - j->got.len);
+    if (r > 0) {
+      j->got.len += (size_t)r;
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    break; /* the end (or an error): the copy has finished */
+  }
+  if (j->pid > 0) { /* it closed its end by exiting: reaping takes no time */
+    while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR) {}
+    j->pid = 0;
+  }
+  sb_forkjob_stop(j);
+  return true;
+}
