@@ -434,8 +434,10 @@ describe("host loops", function()
     local busy = measure(0, function() return r ~= nil and awaited ~= nil end)
     print(("\n  luv loop: idle stall %.1f ms, during a 2 s command %.1f ms"):format(idle, busy))
     -- a loop that waited on the command would stall for its 2 s; the bound
-    -- is 20 ms, or twice this machine's idle noise plus 20 ms where it is noisy
-    assert.is_true(busy < math.max(20, 2 * idle + 20), "stall " .. busy .. " ms")
+    -- only has to tell that from a loop that did not. It is 100 ms: CI runs
+    -- this beside its other lane on two cores, where a 10 ms timer alone
+    -- was seen 29 ms late (the editor's 20 ms criterion is Neovim's spec)
+    assert.is_true(busy < math.max(100, 2 * idle + 20), "stall " .. busy .. " ms")
     assert.truthy(r.content:find("done", 1, true))
     assert.truthy(awaited.content:find("awaited", 1, true))
     assert.is_true(after >= 0.9 and after < 1.9, "awaited after " .. after .. " s")
