@@ -59,11 +59,12 @@ describe("LÖVE as a host", function()
     print(("\n  LÖVE: %d frames during a 2 s command, median %.1f ms, longest %.1f ms (idle: median %.1f, longest %.1f)")
       :format(#R.command, med, worst, idle_med, idle_worst))
     assert.is_true(#R.command >= 60, "only " .. #R.command .. " frames in 2 s")
-    -- a frame that waited for the command would take its 2 s; where this
-    -- machine's own noise already passes twice the median with nothing
-    -- running, the bound is that idle worst plus a median frame (printed)
-    local bound = 2 * med
-    if idle_worst > 2 * idle_med then bound = math.max(bound, idle_worst + med) end
+    -- a frame that waited for the command would take its 2 s. The bound is
+    -- twice the median frame, or, on a machine whose scheduling is noisy
+    -- (CI's other lane on the second core), the longest idle frame measured
+    -- just before plus a median frame, whichever is larger: the same noise
+    -- has twice as many frames to show up in during the command
+    local bound = math.max(2 * med, idle_worst + med)
     assert.is_true(worst < bound, ("longest frame %.1f ms, bound %.1f ms"):format(worst, bound))
   end)
 

@@ -50,6 +50,9 @@ function love.load()
   os.execute("mkdir -p '" .. root .. "'")
   sb = assert(sandbox.container { base_dir = root, allow_shell = true })
   tools = sb:tools()
+  -- the first command builds the sandbox's view of the system (namespaces,
+  -- mounts): pay that at load time, not in the middle of a scene
+  assert(sb:exec("true"))
   require("sandbox.love").attach(sb)
   last_frame = core.clock()
 end
