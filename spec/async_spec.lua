@@ -265,6 +265,185 @@ describe("search_code through dispatch with on_done", function()
   end)
 end)
 
+describe("core.call_start: a call made in a forked copy", function()
+  local function result(job)
+    local t0 = core.clock()
+    while core.clock() - t0 < 10 do
+      local r = { job:result() }
+      if r[1] ~= false then return r end
+      core.sleep(0.005)
+    end
+    error("the copy never answered")
+  end
+
+  it("sends back what the call returned, as it was", function()
+    local sb = sandbox.virtual { files = { a = "x" } }
+    local big = ("z"):rep(300000)
+    local nested = { list = { 1, 2.5, "three", true, false }, map = { ["k\0ey"] = "v\0al" }, deep = { { { {} } } } }
+    local job = assert(core.call_start(sb, function(...) return nil, 7, 7.25, "nul\0byte", big, nested, ... end, "arg", 3))
+    local r = result(job)
+    assert.same({ true, true, nil, 7, 7.25, "nul\0byte", big, nested, "arg", 3 }, r)
+    if math.type then -- integers stay integers, floats floats
+      assert.equal("integer", math.type(r[4]))
+      assert.equal("float", math.type(r[5]))
+    end
+    assert.has_error(function() job:result() end, "call job: the result was already taken")
+    sb:dispose()
+  end)
+
+  it("gives an error the call raised, and refuses values that cannot leave the process", function()
+    local sb = sandbox.virtual {}
+    assert.same({ true, false, "boom" }, result(assert(core.call_start(sb, function() error("boom", 0) end))))
+    local r = result(assert(core.call_start(sb, function() return print end)))
+    assert.is_false(r[2])
+    assert.truthy(r[3]:find("cannot leave its process", 1, true), r[3])
+    sb:dispose()
+  end)
+
+  it("reports the copy's audit entries here, and changes nothing here (its effects are the copy's)", function()
+    local log = {}
+    local sb = sandbox.virtual { files = { a = "x" }, audit = function(e) log[#log + 1] = e.op .. " " .. e.path end }
+    local r = result(assert(core.call_start(sb, function(s)
+      assert(s:write_file("b", "y"))
+      return s:read_file("a")
+    end, sb)))
+    assert.same({ true, true, "x" }, r)
+    assert.same({ "write_file b", "read_file a" }, log)
+    assert.is_false(sb:exists("b")) -- a VirtualSandbox's tree is this process's memory: not for copies
+    sb:dispose()
+  end)
+end)
+
+describe("a RemoteSandbox's file tools through dispatch with on_done", function()
+  -- A peer 150 ms away, as a far engine: every call a round trip or more.
+  local KEY = "spec-remote-key-0123456789"
+  local peer
+  setup(function() peer = require("support.e2b_peer").start(KEY, { latency = 150 }) end)
+  teardown(function() if peer then peer.stop() end end)
+  local function remote(o)
+    o = o or {}
+    o.api_url, o.api_key, o.envd_url = peer.api, KEY, peer.envd
+    return assert(sandbox.remote(o))
+  end
+  -- pump with sb:poll(0) (no turn waits on purpose): the longest turn
+  local function pump0(sb, cond)
+    local worst, t0 = 0, core.clock()
+    while not cond() and core.clock() - t0 < 30 do
+      local a = core.clock()
+      sb:poll(0)
+      worst = math.max(worst, core.clock() - a)
+      core.sleep(0.005)
+    end
+    return worst
+  end
+
+  it("make each call in a forked copy: the same results, effects and audit as the blocking calls, no turn held", function()
+    local log = {}
+    local sb = remote { audit = function(e) log[#log + 1] = e.op .. " " .. tostring(e.path) .. " " .. tostring(e.ok) end }
+    local tools = sb:tools()
+    local calls = {
+      { "write_file", { path = "src/a.txt", content = "hello\nworld\n" } },
+      { "read_file", { path = "src/a.txt" } },
+      { "edit_file", { path = "src/a.txt", old_string = "world", new_string = "there" } },
+      { "read_file", { path = "src/a.txt", offset = 2 } },
+      { "list_files", { path = "src" } },
+      { "file_exists", { path = "src/a.txt" } },
+      { "search_code", { pattern = "there" } },
+      { "find_files", { pattern = "**/*.txt" } },
+      { "move_file", { source = "src/a.txt", destination = "src/b.txt" } },
+      { "read_file", { path = "missing.txt" } },
+      { "read_file", { path = "../outside" } },
+      { "delete_file", { path = "src/b.txt" } },
+    }
+    local worst, slowest = 0, 0
+    local got_all, log_async = {}, nil
+    for _, c in ipairs(calls) do
+      local got
+      local t0 = core.clock()
+      tools_m.dispatch(tools, { name = c[1], arguments = c[2] }, { on_done = function(r) got = r end })
+      assert.is_nil(got)
+      worst = math.max(worst, pump0(sb, function() return got ~= nil end))
+      slowest = math.max(slowest, core.clock() - t0)
+      assert.truthy(got, c[1] .. " never finished")
+      got_all[#got_all + 1] = got
+    end
+    log_async, log = log, {}
+    -- the same calls, blocking, on the same tree: the same answers and audit
+    for i, c in ipairs(calls) do assert.same(tools[c[1]].execute(c[2]), got_all[i], c[1]) end
+    assert.same(log, log_async)
+    assert.is_false(sb:exists("src/b.txt"))
+    print(("\n  remote file tools 150 ms away: the longest call %.0f ms, the longest pump turn %.1f ms"):format(
+      slowest * 1000, worst * 1000))
+    -- a call in the turn would hold it for a round trip (150 ms) or more
+    assert.is_true(slowest >= 0.15)
+    assert.is_true(worst < 0.1, "a turn took " .. worst .. " s")
+    sb:dispose()
+  end)
+
+  it("start, time out, kill and fail to start commands without holding a turn for the round trips", function()
+    local sb = remote()
+    local tools = sb:tools()
+    assert(sb:exec("true")) -- the first command checks the template (it waits: once per sandbox)
+    local function call(name, args)
+      local got
+      local t0 = core.clock()
+      tools_m.dispatch(tools, { name = name, arguments = args }, { on_done = function(r) got = r end })
+      local worst = pump0(sb, function() return got ~= nil end)
+      return got, worst, core.clock() - t0
+    end
+    local worst = 0
+    local function check(name, args, pattern, is_error)
+      local r, w, took = call(name, args)
+      worst = math.max(worst, w)
+      assert.truthy(r.content:find(pattern), r.content)
+      assert.equal(is_error, r.is_error, r.content)
+      assert.is_true(took >= 0.15, name .. " took " .. took .. " s: no round trip?")
+    end
+    check("run_command", { command = { "sh", "-c", "echo hi; exit 3" } }, "Exit code: 3", false)
+    check("run_command", { command = { "no-such-program" } }, "command not found: no%-such%-program", true)
+    check("run_command", { command = { "sleep", "5" }, timeout_seconds = 0.3 }, "timed out", false)
+    local bg = call("run_command", { command = { "sleep", "30" }, background = true })
+    local id = tonumber(bg.content:match("Started process (%d+)"))
+    assert.truthy(id, bg.content)
+    check("process_kill", { id = id }, "Stopped process " .. id, false)
+    -- the same failure as the blocking call's
+    assert.same(tools.run_command.execute({ command = { "no-such-program" } }),
+      (call("run_command", { command = { "no-such-program" } })))
+    print(("\n  remote commands 150 ms away: the longest pump turn %.1f ms"):format(worst * 1000))
+    assert.is_true(worst < 0.1, "a turn took " .. worst .. " s")
+    sb:dispose()
+  end)
+
+  it("end with an error result, and leave no copy behind, when the sandbox is disposed mid-call", function()
+    local function children() -- this process's (not pgrep: it hangs under ASan's preload)
+      local f = assert(io.open("/proc/self/stat"))
+      local me = f:read("*l"):match("^(%d+)")
+      f:close()
+      f = assert(io.open("/proc/" .. me .. "/task/" .. me .. "/children"))
+      local list = f:read("*a")
+      f:close()
+      return list
+    end
+    local sb = remote()
+    local tools = sb:tools()
+    local got
+    local before = {}
+    for pid in children():gmatch("%d+") do before[pid] = true end
+    tools_m.dispatch(tools, { name = "write_file", arguments = { path = "x.txt", content = "x" } },
+      { on_done = function(r) got = r end })
+    sb:poll(0) -- the copy starts
+    local copies = {}
+    for pid in children():gmatch("%d+") do
+      if not before[pid] then copies[#copies + 1] = pid end
+    end
+    assert.is_true(#copies >= 1, "no copy was started")
+    sb:dispose()
+    assert.truthy(got == nil or got.is_error)
+    local now = children()
+    for _, pid in ipairs(copies) do assert.is_nil(now:find("%f[%d]" .. pid .. "%f[%D]"), "copy " .. pid .. " left") end
+  end)
+end)
+
 describe("http_get through dispatch with on_done", function()
   local httpd = require "support.httpd"
   local A, B
@@ -445,6 +624,51 @@ describe("host loops", function()
     detach() -- once is enough; twice is harmless
     sb:dispose()
     uv.run("nowait") -- the closed handles' callbacks
+  end)
+
+  it("a poller that sleeps on backend_fd and backend_timeout alone sees a command started between turns", function()
+    -- A host that drives commands itself (a C loop, a game's own poller):
+    -- only the fd and the timeout wake it. A command started between two
+    -- turns joins the runner's loop on the loop's next turn, so
+    -- backend_timeout must ask for that turn at once (0); else its output
+    -- waits for another wake-up (the poller's 5 s cap here): no signal
+    -- tells of it while the command runs.
+    assert(have_luv, "lua-luv is needed (apt-get install lua-luv)")
+    local sb = container { exec_timeout = 30, confine = false } -- no helper's exit to wake it by chance
+    local fd = sb:backend_fd()
+    local watcher, timer = uv.new_poll(fd), uv.new_timer()
+    local function sleep_on_sandbox(cap_ms) -- one wait, as the host's poller does
+      local ms = sb:backend_timeout()
+      if ms < 0 or ms > cap_ms then ms = cap_ms end
+      -- (uv.stop, not run "once": libuv 1.44's once-mode runs a due timer
+      -- before it polls, then waits in the poll for the fd)
+      local function wake() uv.stop() end
+      watcher:start("r", wake)
+      timer:start(ms, 0, wake)
+      uv.run()
+      watcher:stop()
+      timer:stop()
+    end
+    local first, second, t1 -- the second command's output, when it started
+    assert(sb:exec("echo", { "one" }, { wait = false, on_exit = function(r) first = r end }))
+    local t0 = core.clock()
+    while not second and core.clock() - t0 < 12 do
+      sleep_on_sandbox(5000)
+      sb:poll(0)
+      if first and not t1 then -- the host's own code, between turns
+        t1 = core.clock()
+        assert(sb:exec("sh", { "-c", "sleep 0.2; echo two; sleep 20" }, { wait = false, timeout = 25,
+          on_stdout = function(data) second = (second or "") .. data end }))
+      end
+    end
+    watcher:close()
+    timer:close()
+    uv.run("nowait")
+    sb:dispose()
+    assert.equal("one\n", first.stdout)
+    local took = core.clock() - t1
+    assert.equal("two\n", second, "the second command's output never came")
+    assert.is_true(took < 3, "the second command's output was seen after " .. took .. " s")
   end)
 
   it("tools.await blocks as dispatch does outside a coroutine or without a loop", function()

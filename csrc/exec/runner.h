@@ -45,6 +45,11 @@ typedef struct sb_cmd {
   bool background;
   bool queue[2]; /* background: keep stdout / stderr for h:read */
   double timeout; /* seconds, <= 0 = none */
+  /* The caller takes the start's outcome later (a host's loop must not
+   * wait): a runner whose start is a round trip (remote) may return before
+   * it is known; a failed start then ends the process with start_code set
+   * and `error` saying why. Others start at once as always. */
+  bool start_later;
   bool cwd_failed; /* out: start failed on the working directory */
 } sb_cmd;
 
@@ -61,6 +66,7 @@ struct sb_proc {
   int kill_sig; /* the strongest signal the sandbox sent (0 = none) */
   int status; /* waitpid encoding; -1 = lost (reaped by someone else, or the remote link) */
   char error[160]; /* why the runner lost it or could not run it ("" = nothing to say) */
+  sb_code start_code; /* a start taken later (sb_cmd.start_later) failed: why (else SB_OK) */
   double t0, t_end; /* monotonic seconds */
   sb_outbuf cap[2]; /* what the result keeps: head and tail */
   uint64_t qdropped[2]; /* bytes that went past the h:read queue (see proc docs) */

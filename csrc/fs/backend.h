@@ -152,6 +152,11 @@ struct sb_backend {
   sb_code (*fetch_wanted)(sb_fs *fs, bool fetch, sb_fetch_fn fn, void *ud, sb_err *e);
   /* Release everything; the part is unusable afterwards. Idempotent. */
   void (*close)(sb_fs *fs);
+  /* Optional: in a forked copy of the process about to make calls of its
+   * own (lua/forkjob.c), let go of what it must not share with the host,
+   * without closing it (the host still uses it): a remote backend's kept
+   * connections, whose streams two processes cannot both write. */
+  void (*forked)(sb_fs *fs);
   const sb_backend_cmd *cmd; /* NULL: no commands over this backend */
 };
 

@@ -165,6 +165,7 @@ static int l_spawn(lua_State *L) {
   cmd.stdin_data = sb_lua_opt_str(L, 2, "stdin", &inlen);
   cmd.stdin_len = inlen;
   cmd.keep_stdin = sb_lua_opt_bool(L, 2, "keep_stdin", false);
+  cmd.start_later = sb_lua_opt_bool(L, 2, "start_later", false);
   cmd.inherit_stdio = sb_lua_opt_bool(L, 2, "inherit_stdio", false);
   lua_getfield(L, 2, "timeout");
   cmd.timeout = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : cmd.background ? 0 : lr->timeout;

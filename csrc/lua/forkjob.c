@@ -100,6 +100,7 @@ int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn 
   if (pid == 0) {
     close(p[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host went away: nobody wants the answer */
+    if (sb->fs.be->forked) sb->fs.be->forked(&sb->fs);
     fn(arg, p[1]);
     _exit(0); /* nothing of the host's runs here: no atexit, no buffered stdio */
   }

@@ -44,4 +44,7 @@ void sb_forkjob_free(sb_forkjob *j);
 /* All of n bytes to fd (in the copy); false on an error. */
 bool sb_forkjob_write(int fd, const void *p, size_t n);
 
+/* core.call_start and its job (lua/call_job.c), into the table on top. */
+void sb_lua_call_job_open(lua_State *L);
+
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -24,6 +25,7 @@
 #include "lua/channel.h"
 #include "lua/confine.h"
 #include "lua/exec.h"
+#include "lua/forkjob.h"
 #include "lua/fs.h"
 #include "lua/net.h"
 #include "lua/object.h"
@@ -304,6 +306,17 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
+/* core.sleep(seconds): wait (sb:poll, when only the Lua side has work
+ * coming and nothing of the C loop's to wait on). */
+static int l_sleep(lua_State *L) {
+  double s = luaL_checknumber(L, 1);
+  if (s > 0) {
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+  }
+  return 0;
+}
+
 /* core.glob_match(pattern, path): the matcher rules and glob use. */
 static int l_glob_match(lua_State *L) {
   size_t pl, sl;
@@ -360,6 +373,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
                                  {"codes", l_codes},
                                  {"glob_match", l_glob_match},
                                  {"clock", l_clock},
+                                 {"sleep", l_sleep},
                                  {"environ", l_environ},
                                  {"normalize", l_normalize},
                                  {NULL, NULL}};
@@ -379,6 +393,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   sb_lua_channel_open(L);
   sb_lua_review_open(L);
   sb_lua_search_job_open(L);
+  sb_lua_call_job_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushlightuserdata(L, NULL); /* JSON null: the value lua-cjson uses too */

@@ -97,6 +97,10 @@ static void push_result(lua_State *L, sb_proc *p) {
     set_bool(L, "status_lost", true);
     set_int(L, "exit_code", -1);
   }
+  if (p->start_code != SB_OK) { /* a start taken later failed: exec.lua makes it nil, msg, code */
+    lua_pushstring(L, sb_code_name(p->start_code));
+    lua_setfield(L, -2, "start_failed");
+  }
   if (p->error[0]) {
     lua_pushstring(L, p->error);
     lua_setfield(L, -2, "error");

@@ -4,9 +4,8 @@
  * the records back; the host's loop asks job:result() on its turns. A fork,
  * not a thread: the copy sees the tree as it was when the call was made (a
  * VirtualSandbox's included) and shares no memory, so the caller may go on
- * changing the sandbox meanwhile. Not for a RemoteSandbox, whose reads
- * share a connection with this process (the Lua layer keeps that one
- * blocking). */
+ * changing the sandbox meanwhile. A RemoteSandbox's copy opens connections
+ * of its own (fs/backend.h: forked). */
 #include <string.h>
 #include <sys/wait.h>
 

@@ -347,6 +347,12 @@ static void rm_close(sb_fs *fs) {
   fs->impl = NULL;
 }
 
+/* In a forked copy: the kept connections are the host's (a TLS stream's
+ * state, a request half sent); the copy opens its own, one per call. */
+static void rm_forked(sb_fs *fs) {
+  if (RF(fs)) RF(fs)->d.t.pool = NULL;
+}
+
 static bool copy_str(char *dst, size_t cap, const char *s) {
   size_t n = s ? strlen(s) : 0;
   if (n >= cap) return false;
@@ -404,4 +410,5 @@ const sb_backend sb_remote_backend = {
     .want_ref = sb_rm_want_ref,
     .fetch_wanted = sb_rm_fetch_wanted,
     .close = rm_close,
+    .forked = rm_forked,
 };

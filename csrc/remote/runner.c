@@ -14,7 +14,10 @@
 
 /* ---- the loop's side -------------------------------------------------- */
 
+static void join_signal(rproc *p);
+
 static void proc_free(rproc *p) {
+  join_signal(p);
   sb_mem m = p->mem;
   for (int k = 0; k < 2; k++) {
     sb_outbuf_free(&m, &p->base.cap[k]);
@@ -27,7 +30,14 @@ static void proc_free(rproc *p) {
   sb_free(&m, p, sizeof *p);
 }
 
+static void join_signal(rproc *p) {
+  if (!p->sig_live) return;
+  pthread_join(p->sig_th, NULL);
+  p->sig_live = false;
+}
+
 static void join(rproc *p) {
+  join_signal(p);
   if (!p->thread_live) return;
   pthread_join(p->th, NULL);
   p->thread_live = false;
@@ -56,11 +66,24 @@ static void give_back(rproc *p, int k, size_t n) {
  * only SIGTERM and SIGKILL, would reach the wrapper alone, and would stop
  * the output a SIGTERM leaves to come. A SIGKILL whose sweep could not run
  * still reaches the wrapper through envd. */
-static void send_signal(rproc *p, int sig) {
-  rrunner *rr = p->rr;
+static void *signal_main(void *arg) {
+  rproc *p = arg;
+  const sb_envd *d = p->rr->cfg.envd; /* the runner joins this thread before it goes */
+  sb_mem plain;
+  sb_mem_init_plain(&plain); /* the Lua allocator is not for other threads */
   sb_err e = {.code = SB_OK};
-  if (sb_rtree_signal(&rr->mem, rr->cfg.envd, &p->tree, sig, SWEEP_LIMIT, &e) != SB_OK && sig == SIGKILL)
-    sb_envd_signal(&rr->mem, rr->cfg.envd, (uint32_t)p->base.pid, 9, &e);
+  if (sb_rtree_signal(&plain, d, &p->tree, p->sig_sig, SWEEP_LIMIT, &e) != SB_OK && p->sig_sig == SIGKILL &&
+      p->sig_pid > 0)
+    sb_envd_signal(&plain, d, (uint32_t)p->sig_pid, 9, &e);
+  return NULL;
+}
+
+static void send_signal(rproc *p, int sig) {
+  join_signal(p); /* the one before (a SIGTERM's, a grace period ago) */
+  p->sig_sig = sig;
+  p->sig_pid = p->base.pid;
+  if (pthread_create(&p->sig_th, NULL, signal_main, p) == 0) p->sig_live = true;
+  else signal_main(p); /* no thread to be had: in the turn */
 }
 
 static void rp_kill(sb_proc *b, int sig) {
@@ -166,7 +189,13 @@ static void dispatch(rrunner *rr, rev *v) {
   case EV_RESUMED: /* envd replays nothing: what was printed meanwhile is gone */ b->output_incomplete = true; break;
   case EV_DONE:
     p->done = true;
-    if (!p->ended) { /* lost: the link, or the sandbox, is gone */
+    if (!p->started && p->start_later) { /* it never ran: the start's failure, as start would say it */
+      sb_err e = {.code = SB_OK};
+      b->start_code = sb_rr_start_failure(p, v->code, v->text, &e);
+      b->exited = true;
+      b->status = -1;
+      snprintf(b->error, sizeof b->error, "%s", e.msg ? e.msg : sb_code_text(b->start_code));
+    } else if (!p->ended) { /* lost: the link, or the sandbox, is gone */
       b->exited = true;
       b->status = -1;
       b->output_incomplete = true;
@@ -251,70 +280,6 @@ static int rr_backend_timeout(sb_runner *r) {
   return next < 0 ? -1 : (int)(next * 1000) + 1;
 }
 
-/* The strings of the spec in one block the thread can read: the wrapper
- * and argv (remote/tree.h), the environment as name/value pairs with the
- * tree's mark last (a mark of the caller's is not kept), the working
- * directory. deadline: the watchdog's, 0 for none. */
-static bool build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check) {
-  size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1;
-  for (char *const *a = cmd->argv; *a; a++) nargs++, bytes += strlen(*a) + 1;
-  for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += strlen(*v) + 1;
-  size_t nall = 1 + SB_RTREE_PREFIX + nargs;
-  size_t ptrs = (nall + 1 + 2 * (nenv + 1) + 1) * sizeof(char *);
-  p->specsize = ptrs + bytes;
-  char *m = p->specmem = malloc(p->specsize);
-  if (!m) return false;
-  const char **args = (const char **)m, **env = args + nall + 1;
-  char *s = m + ptrs;
-  args[0] = SB_RTREE_SHELL;
-  sb_rtree_prefix(args + 1, &p->nums, deadline, grace, check);
-  for (size_t i = 0; i < nargs; i++) {
-    size_t n = strlen(cmd->argv[i]) + 1;
-    args[1 + SB_RTREE_PREFIX + i] = memcpy(s, cmd->argv[i], n);
-    s += n;
-  }
-  args[nall] = NULL;
-  size_t j = 0;
-  for (size_t i = 0; i < nenv; i++) {
-    size_t n = strlen(cmd->envp[i]) + 1;
-    char *kv = memcpy(s, cmd->envp[i], n), *eq = strchr(kv, '=');
-    s += n;
-    if (!eq) continue;
-    *eq = '\0';
-    if (strcmp(kv, SB_RTREE_VAR) == 0) continue;
-    env[j++] = kv;
-    env[j++] = eq + 1;
-  }
-  env[j++] = SB_RTREE_VAR;
-  env[j++] = p->tree.mark;
-  env[j] = NULL;
-  size_t n = strlen(cwd) + 1;
-  p->spec.cwd = memcpy(s, cwd, n);
-  p->spec.cmd = args[0];
-  p->spec.args = args + 1;
-  p->spec.env = env;
-  return true;
-}
-
-/* The working directory's absolute path in the remote sandbox. */
-static bool remote_cwd(rrunner *rr, sb_cmd *cmd, char *out, size_t cap, sb_err *e) {
-  sb_fs *fs = rr->cfg.fs;
-  if (cmd->cwd->len == 0) { /* the root, checked when the backend opened: no round trip */
-    if (snprintf(out, cap, "%s", rr->cfg.root) >= (int)cap) return sb_fail(e, SB_ENAMETOOLONG, NULL), false;
-    return true;
-  }
-  sb_stat st;
-  sb_bytes real;
-  if (fs->be->stat(fs, cmd->cwd, true, &st, e) != SB_OK) return false;
-  if (st.type != SB_T_DIR) return sb_fail(e, SB_ENOTDIR, NULL), false;
-  if (fs->be->realpath(fs, cmd->cwd, true, &real, e) != SB_OK) return false;
-  size_t rl = strlen(rr->cfg.root) == 1 ? 0 : strlen(rr->cfg.root);
-  if (snprintf(out, cap, "%.*s/%.*s", (int)rl, rr->cfg.root, (int)real.len, real.p) >= (int)cap)
-    return sb_fail(e, SB_ENAMETOOLONG, NULL), false;
-  if (!real.len && rl) out[rl] = '\0'; /* the root itself: no trailing "/" */
-  return true;
-}
-
 static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   rrunner *rr = RR(r);
   if (cmd->inherit_stdio) {
@@ -322,7 +287,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     return NULL;
   }
   char cwd[2 * SB_PATH_MAX + 4];
-  if (!remote_cwd(rr, cmd, cwd, sizeof cwd, e)) {
+  if (!sb_rr_cwd(rr, cmd, cwd, sizeof cwd, e)) {
     cmd->cwd_failed = true;
     return NULL;
   }
@@ -355,7 +320,8 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
    * all of it, and envd's deadline the wrapper after that. A background
    * one gets none (E2B #1074). */
   double watchdog = cmd->timeout > 0 && !cmd->background ? cmd->timeout + rr->cfg.grace + 2 : 0;
-  if (!build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) || !(p->done_ev = sb_rr_new_ev(p, EV_DONE, 0)) ||
+  if (!sb_rr_build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) ||
+      !(p->done_ev = sb_rr_new_ev(p, EV_DONE, 0)) ||
       (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
     proc_free(p);
     sb_fail_oom(e);
@@ -369,6 +335,9 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   p->spec.keepalive = 1;
   b->t0 = sb_now();
   if (cmd->timeout > 0) p->deadline = b->t0 + cmd->timeout;
+  snprintf(p->prog, sizeof p->prog, "%s", cmd->argv[0]);
+  /* the first command waits: it checks the template can kill whole trees */
+  p->start_later = cmd->start_later && rr->tree_ok;
   int err = pthread_create(&p->th, NULL, sb_rr_stream_main, p);
   if (err) {
     proc_free(p);
@@ -376,27 +345,22 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     return NULL;
   }
   p->thread_live = true;
-  /* as the local runner: a started command has its pid, a failed start is
-   * the call's error (not found, not executable, an unreachable engine) */
-  pthread_mutex_lock(&rr->mu);
-  while (!p->t_ready) pthread_cond_wait(&rr->started, &rr->mu);
-  bool ok = p->t_code == SB_OK;
-  b->pid = (pid_t)p->t_pid;
-  pthread_mutex_unlock(&rr->mu);
-  if (!ok) {
-    join(p);
-    if (p->t_code == SB_ENOENT) sb_failf(e, SB_ENOENT, "command not found: %.200s", cmd->argv[0]);
-    else if (p->t_code == SB_EACCES) sb_failf(e, SB_EACCES, "permission denied (not executable): %.200s", cmd->argv[0]);
-    else if (p->t_code == SB_ENOTSUP) /* fail closed: never a command whose tree could not be killed */
-      sb_failf(e, SB_ENOTSUP,
-               "remote: this sandbox's template cannot have a command's whole tree killed "
-               "(it needs /proc and a grep that takes -z, as GNU grep does): no command is run; "
-               "use a template with GNU grep");
-    else sb_failf(e, p->t_code, "%s", p->t_msg);
-    proc_free(p);
-    return NULL;
+  if (!p->start_later) {
+    /* as the local runner: a started command has its pid, a failed start is
+     * the call's error (not found, not executable, an unreachable engine) */
+    pthread_mutex_lock(&rr->mu);
+    while (!p->t_ready) pthread_cond_wait(&rr->started, &rr->mu);
+    bool ok = p->t_code == SB_OK;
+    b->pid = (pid_t)p->t_pid;
+    pthread_mutex_unlock(&rr->mu);
+    if (!ok) {
+      join(p);
+      sb_rr_start_failure(p, p->t_code, p->t_msg, e);
+      proc_free(p);
+      return NULL;
+    }
+    rr->tree_ok = true;
   }
-  rr->tree_ok = true;
   b->id = ++r->next_id;
   b->next = r->procs;
   r->procs = b;
@@ -433,7 +397,7 @@ static void rp_close_stdin(sb_proc *b) {
 /* The handle core's hooks (exec/runner.c). */
 static void rp_popped(sb_proc *b, int k, size_t len) { give_back(RP(b), k, len); /* room for the thread */ }
 static void rp_hold_changed(sb_proc *b) { set_hold(RP(b)); }
-static bool rp_busy(sb_proc *b) { return RP(b)->thread_live; }
+static bool rp_busy(sb_proc *b) { return RP(b)->thread_live || RP(b)->sig_live; }
 static void rp_detach(sb_proc *b) { RP(b)->rr = NULL; }
 static void rp_free(sb_proc *b) { proc_free(RP(b)); }
 

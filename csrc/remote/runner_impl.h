@@ -50,6 +50,13 @@ typedef struct rproc {
   sb_mem mem;
   pthread_t th;
   bool thread_live; /* started, not joined */
+  /* a signal to the command's tree is a round trip: sent from a thread of
+   * its own, so the loop's turn goes on (joined before the next one, at
+   * the end and at close) */
+  pthread_t sig_th;
+  bool sig_live;
+  int sig_sig;
+  pid_t sig_pid;
   atomic_bool stop; /* the loop lets go of the stream */
   sb_rproc_spec spec;
   sb_rtree tree; /* the mark of everything the command starts */
@@ -61,7 +68,10 @@ typedef struct rproc {
    * the command), failed (nothing ran), out (stdout's first byte seen) */
   bool t_started, t_go, t_failed, t_out, t_ended;
   uint32_t t_pid;
-  /* the start's outcome, under rr->mu: the loop waits for it in start */
+  /* the start's outcome, under rr->mu: the loop waits for it in start,
+   * or (start_later) hears a failure as the EV_DONE event */
+  bool start_later;
+  char prog[120]; /* argv[0], for the failure's message */
   bool t_ready;
   sb_code t_code;
   char t_msg[160];
@@ -89,6 +99,14 @@ typedef struct rproc {
 size_t sb_rr_queue_cap(const rrunner *rr);
 /* A new event of p's (zeroed, len bytes of data), or NULL. */
 rev *sb_rr_new_ev(rproc *p, int kind, size_t len);
+/* remote/runner_start.c: the strings of p's spec in one block the thread
+ * can read (false: out of memory); deadline is the watchdog's, 0 for none,
+ * and `check` asks the wrapper to check the template first. */
+bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check);
+/* The working directory's absolute path in the remote sandbox (into out). */
+bool sb_rr_cwd(rrunner *rr, sb_cmd *cmd, char *out, size_t cap, sb_err *e);
+/* The message of a failed start (the thread's code and text) into e. */
+sb_code sb_rr_start_failure(const rproc *p, sb_code code, const char *msg, sb_err *e);
 /* A command's stream thread: starts it, follows it (again after a drop),
  * hands its events to the loop. */
 void *sb_rr_stream_main(void *arg);

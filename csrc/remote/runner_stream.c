@@ -146,6 +146,15 @@ void *sb_rr_stream_main(void *arg) {
       sb_rtree_signal(&plain, rr->cfg.envd, &p->tree, SIGKILL, SWEEP_LIMIT, &(sb_err){.code = SB_OK});
     tell_start(p, c == SB_OK ? SB_EIO : c,
                c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
+    if (p->start_later) { /* nobody waits in start: the loop hears the start's outcome as the end */
+      rev *v = p->done_ev;
+      p->done_ev = NULL;
+      pthread_mutex_lock(&rr->mu);
+      v->code = p->t_code; /* the first told (the wrapper's ENOENT, ...) */
+      snprintf(v->text, sizeof v->text, "%s", p->t_msg);
+      pthread_mutex_unlock(&rr->mu);
+      push(rr, v);
+    }
     return NULL;
   }
   rev *v = p->done_ev; /* made with the process: the loop always hears the end */

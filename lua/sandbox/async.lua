@@ -157,7 +157,16 @@ function M.poll_method(cpoll)
       error("bad argument #1 to 'poll' (number expected, got " .. type(timeout) .. ")", 2)
     end
     if M.due(sb) then timeout = 0 end
+    local t0 = core.clock()
     local n = cpoll(sb, timeout)
+    local s = states[sb]
+    if n == 0 and timeout and timeout > 0 and s and #s.watches > 0 then
+      -- nothing of the C loop's to wait on (the C poll returned at once):
+      -- wait here for the watches' next turn, within the caller's timeout
+      local ms = M.timeout(sb)
+      local left = timeout - (core.clock() - t0)
+      core.sleep(ms >= 0 and math.min(left, ms / 1000) or left)
+    end
     M.run(sb)
     return n + M.pending(sb)
   end

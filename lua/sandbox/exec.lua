@@ -184,6 +184,7 @@ local function run(sb, argv, opts)
   local spec = {
     argv = argv, env = extra, cwd = opts.cwd, stdin = opts.stdin, timeout = opts.timeout,
     background = opts.background, keep_stdin = opts.background and opts.stdin == nil and opts.stdio ~= "inherit",
+    start_later = opts.wait == false, -- a RemoteSandbox's start is a round trip: heard on a later turn
     inherit_stdio = opts.stdio == "inherit",
     on_stdout = opts.on_stdout, on_stderr = opts.on_stderr, on_exit = opts.on_exit,
     fields = {},
@@ -192,6 +193,10 @@ local function run(sb, argv, opts)
     -- the caller's loop pumps; on_exit gets the result a wait would return
     local on_exit = opts.on_exit
     spec.on_exit = function(r)
+      if r.start_failed then -- it never ran: what a start that fails at once returns
+        if on_exit then on_exit(nil, r.error, r.start_failed) end
+        return
+      end
       add_hint(sb, r)
       if on_exit then on_exit(r) end
     end

@@ -4,6 +4,7 @@ local S = require "sandbox.tools.schema"
 local T = require "sandbox.tools.text"
 local core = require "sandbox.core"
 local async = require "sandbox.async"
+local forked = require "sandbox.forked"
 
 local fmt, concat = string.format, table.concat
 
@@ -19,7 +20,7 @@ end
 
 -- Versions are kept under the real path: reading CLAUDE.md (a link to
 -- AGENTS.md) counts as reading AGENTS.md.
-local function key(sb, path) return sb:realpath(path) or core.normalize(sb, path) or path end
+local function key(sb, path) return sb:realpath(path) or core.normalize(forked.real(sb), path) or path end
 
 local function remember(ctx, path)
   ctx.versions[key(ctx.sb, path)] = version(ctx.sb, path)
@@ -82,7 +83,7 @@ local function start_command(ctx, a, what, spawn, done)
   local o = { cwd = a.cwd, timeout = a.timeout_seconds, background = a.background }
   if not a.background then
     o.wait = false
-    o.on_exit = function(r) done(run_result(ctx, r, nil, nil, timeout, what)) end
+    o.on_exit = function(r, msg, code) done(run_result(ctx, r, msg, code, timeout, what)) end
   end
   local h, msg, code = spawn(o)
   if not h or a.background then done(run_result(ctx, h, msg, code, timeout, what)) end

@@ -34,9 +34,8 @@ return {
   end,
   -- the walk in its own process, its answer taken on a later turn
   start = function(ctx, a, done)
-    -- a RemoteSandbox's reads share this process's connection: in the turn
+    -- in a forked copy (a RemoteSandbox's opens its own connections)
     C.later(ctx, function()
-      if ctx.sb.kind == "remote" then return nil end
       return search.glob_start(ctx.sb, a.pattern, query(a))
     end,
       function() return ctx.sb:glob(a.pattern, query(a)) end,
