@@ -221,12 +221,18 @@ describe("search_code through dispatch with on_done", function()
     local want = tools.search_code.execute(args)
     local blocking = core.clock() - t0
     local got, turns = nil, {}
+    -- what is measured is the pump, not this process's collector (one turn
+    -- of 52 ms was seen once in a longer run; a full cycle here walks the
+    -- 36 MB written above)
+    collectgarbage("collect")
+    collectgarbage("stop")
     tools_m.dispatch(tools, { name = "search_code", arguments = args }, { on_done = function(r) got = r end })
     while not got do
       local a = core.clock()
       sb:poll()
       turns[#turns + 1] = core.clock() - a
     end
+    collectgarbage("restart")
     -- the first turn starts the search (a fork: its cost grows with this
     -- process's size, not the search's); the others only look for the answer
     local longest = 0
@@ -383,7 +389,6 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
   it("start, time out, kill and fail to start commands without holding a turn for the round trips", function()
     local sb = remote()
     local tools = sb:tools()
-    assert(sb:exec("true")) -- the first command checks the template (it waits: once per sandbox)
     local function call(name, args)
       local got
       local t0 = core.clock()
@@ -402,10 +407,12 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
     check("run_command", { command = { "sh", "-c", "echo hi; exit 3" } }, "Exit code: 3", false)
     check("run_command", { command = { "no-such-program" } }, "command not found: no%-such%-program", true)
     check("run_command", { command = { "sleep", "5" }, timeout_seconds = 0.3 }, "timed out", false)
-    local bg = call("run_command", { command = { "sleep", "30" }, background = true })
-    local id = tonumber(bg.content:match("Started process (%d+)"))
+    local bg, w = call("run_command", { command = { "sleep", "30" }, background = true })
+    worst = math.max(worst, w)
+    local id = tonumber(bg.content:match("Started process (%d+) %(pid %d+%)"))
     assert.truthy(id, bg.content)
     check("process_kill", { id = id }, "Stopped process " .. id, false)
+    check("run_command", { command = { "no-such-program" }, background = true }, "command not found", true)
     -- the same failure as the blocking call's
     assert.same(tools.run_command.execute({ command = { "no-such-program" } }),
       (call("run_command", { command = { "no-such-program" } })))
@@ -568,7 +575,6 @@ describe("exec with wait = false", function()
 
   it("refuses combinations that cannot mean anything", function()
     local sb = container()
-    assert.has_error(function() sb:exec("true", {}, { wait = false, background = true }) end)
     assert.has_error(function() sb:exec("true", {}, { wait = false, on_wait = print }) end)
     sb:dispose()
   end)

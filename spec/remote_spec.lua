@@ -333,6 +333,16 @@ describe("RemoteSandbox", function()
         end
         assert.is_false(s:exists("ran"))
         assert.equal("ENOTSUP", code_of(s:exec("sleep", { "1" }, { background = true })))
+        -- a start heard later (wait = false) says the same to on_exit
+        local got
+        assert(s:exec_shell("touch ran", { wait = false, on_exit = function(...) got = { ... } end }))
+        local clock = require("sandbox.core").clock
+        local t0 = clock()
+        while not got and clock() - t0 < 10 do s:poll(0.05) end
+        assert.same("ENOTSUP", got and got[3])
+        assert.is_nil(got[1])
+        assert.matches("grep that takes %-z", got[2])
+        assert.is_false(s:exists("ran"))
         assert.same({}, s:processes())
         s:dispose()
       end)

@@ -162,8 +162,10 @@ static int h_gc(lua_State *L) {
 static int h_index(lua_State *L) {
   handle *h = check_handle(L, 1);
   const char *k = luaL_checkstring(L, 2);
-  if (strcmp(k, "pid") == 0) lua_pushinteger(L, h->pid);
-  else if (strcmp(k, "id") == 0) lua_pushinteger(L, h->id);
+  if (strcmp(k, "pid") == 0) {
+    if (h->p) h->pid = h->p->pid; /* a start heard later (RemoteSandbox) names it then */
+    lua_pushinteger(L, h->pid);
+  } else if (strcmp(k, "id") == 0) lua_pushinteger(L, h->id);
   else if (strcmp(k, "background") == 0) lua_pushboolean(L, h->background);
   else if (strcmp(k, "read_dropped") == 0) /* output that went past h:read */
     sb_lua_pushu64(L, h->p ? (uint64_t)(h->p->qdropped[0] + h->p->qdropped[1]) : 0);

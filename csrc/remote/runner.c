@@ -162,6 +162,7 @@ static void dispatch(rrunner *rr, rev *v) {
   switch (v->kind) {
   case SB_REV_START:
     p->started = true;
+    rr->tree_ok = true; /* the template passed the wrapper's check: later starts skip it */
     p->rpid = v->pid;
     b->pid = (pid_t)v->pid;
     if (p->stdin_data || p->close_after_input) give_input(p);
@@ -336,8 +337,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   b->t0 = sb_now();
   if (cmd->timeout > 0) p->deadline = b->t0 + cmd->timeout;
   snprintf(p->prog, sizeof p->prog, "%s", cmd->argv[0]);
-  /* the first command waits: it checks the template can kill whole trees */
-  p->start_later = cmd->start_later && rr->tree_ok;
+  p->start_later = cmd->start_later;
   int err = pthread_create(&p->th, NULL, sb_rr_stream_main, p);
   if (err) {
     proc_free(p);

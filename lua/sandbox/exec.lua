@@ -149,8 +149,8 @@ local function check_combination(opts)
     error("exec: on_wait and wait_interval are for foreground commands (a background one returns at once)", 4)
   end
   if opts.wait_interval and not opts.on_wait then error("exec: wait_interval needs on_wait", 4) end
-  if opts.wait == false and (opts.background or opts.on_wait) then
-    error("exec: wait = false is for foreground commands without on_wait (its result goes to on_exit)", 4)
+  if opts.wait == false and opts.on_wait then
+    error("exec: wait = false cannot have on_wait (its result goes to on_exit)", 4)
   end
 end
 
@@ -191,6 +191,7 @@ local function run(sb, argv, opts)
   }
   if opts.wait == false then
     -- the caller's loop pumps; on_exit gets the result a wait would return
+    -- (background: the start is not waited for either)
     local on_exit = opts.on_exit
     spec.on_exit = function(r)
       if r.start_failed then -- it never ran: what a start that fails at once returns

@@ -80,13 +80,27 @@ end
 -- tool's exec call.
 local function start_command(ctx, a, what, spawn, done)
   local timeout = a.timeout_seconds or ctx.cfg.timeout
-  local o = { cwd = a.cwd, timeout = a.timeout_seconds, background = a.background }
-  if not a.background then
-    o.wait = false
-    o.on_exit = function(r, msg, code) done(run_result(ctx, r, msg, code, timeout, what)) end
+  local o = { cwd = a.cwd, timeout = a.timeout_seconds, background = a.background, wait = false }
+  local answered = false
+  local function answer(...)
+    if answered then return end
+    answered = true
+    done(run_result(ctx, ...))
+  end
+  -- a foreground command's result; a background one's failed start
+  o.on_exit = function(r, msg, code)
+    if not a.background or not r then answer(r, msg, code, timeout, what) end
   end
   local h, msg, code = spawn(o)
-  if not h or a.background then done(run_result(ctx, h, msg, code, timeout, what)) end
+  if not h then return answer(nil, msg, code, timeout, what) end
+  if not a.background then return end
+  -- a background one is answered with its pid: a RemoteSandbox's engine
+  -- names it on a later turn (or its on_exit says it could not start)
+  if h.pid ~= 0 then return answer(h, nil, nil, timeout, what) end
+  async.watch(ctx.sb, nil, function()
+    if not answered and h.pid ~= 0 then answer(h, nil, nil, timeout, what) end
+    return answered
+  end)
 end
 
 -- Work that finishes later (tool.start): begin() starts it in a forked copy
