@@ -8,7 +8,7 @@
 #   make coverage   line and branch coverage of csrc/ from the suite (gcovr)
 #   make docs       types/sandbox.lua (LuaCATS) and docs/API.md's option tables from the option schemas; make docs-check: no drift
 #   make format     clang-format the C core (.clang-format); make format-check: it is formatted
-#   make lint       luacheck over the Lua layer and the command line (.luacheckrc)
+#   make lint       luacheck over the Lua layer, the command line and the specs (.luacheckrc)
 #   make test-fresh the README's test command in a fresh clone of HEAD (a missing install step shows)
 #   make static     build/libsandbox.a for hosts linking statically (also built by make)
 #   make embed      run the embedding example (examples/embed)
@@ -268,7 +268,7 @@ clean:
 	rm -rf build build-asan build-cov build-fuzz
 
 lint:
-	luacheck --no-color -q lua plugin bin/agent-sandbox
+	luacheck --no-color -q lua plugin bin/agent-sandbox spec
 
 docs: $(MODULE)
 	$(LUA) scripts/gen-docs.lua types/sandbox.lua docs/API.md

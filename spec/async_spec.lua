@@ -362,7 +362,7 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
       { "delete_file", { path = "src/b.txt" } },
     }
     local worst, slowest = 0, 0
-    local got_all, log_async = {}, nil
+    local got_all = {}
     for _, c in ipairs(calls) do
       local got
       local t0 = core.clock()
@@ -373,7 +373,8 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
       assert.truthy(got, c[1] .. " never finished")
       got_all[#got_all + 1] = got
     end
-    log_async, log = log, {}
+    local log_async = log
+    log = {}
     -- the same calls, blocking, on the same tree: the same answers and audit
     for i, c in ipairs(calls) do assert.same(tools[c[1]].execute(c[2]), got_all[i], c[1]) end
     assert.same(log, log_async)

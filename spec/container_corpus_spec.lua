@@ -16,7 +16,6 @@ local SECRET = "OUTSIDE-SECRET"
 local template
 local function build_tree()
   local w = backends.tmpdir("corpus-template")
-  local r = w .. "/R"
   local script = ([[
     set -e
     cd %q

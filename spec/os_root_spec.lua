@@ -5,7 +5,6 @@
 -- difference the README lists (writes never follow a final link; write_file
 -- and mkdir are called with parents = false, as Go's Create and Mkdir make
 -- no parents). Where Go only says "an error", the code we promise is named.
-local sandbox = require "sandbox"
 local backends = require "support.backends"
 
 -- A layout entry: "d/" a directory, "f" a file holding its own name,

@@ -65,7 +65,7 @@ end
 
 for _, runner in ipairs(RUNNERS) do
 local new, BYTES = runner.new, runner.mb * 1024 * 1024
-local MB = runner.mb
+local RUN_MB = runner.mb
 describe(("background output (%s runner)"):format(runner.name), function()
   local cases = {
     { name = "64 KiB queue, reads that do not wait", max = "64KB", timeout = function() return 0 end },
@@ -74,7 +74,7 @@ describe(("background output (%s runner)"):format(runner.name), function()
     { name = "default queue, blocking reads", timeout = function() return -1 end },
   }
   for _, c in ipairs(cases) do
-    it(("reaches an h:read loop byte for byte: %d MB, %s"):format(MB, c.name), function()
+    it(("reaches an h:read loop byte for byte: %d MB, %s"):format(RUN_MB, c.name), function()
       local sb = new { max_output_bytes = c.max }
       reset_hwm()
       local before = hwm()
@@ -109,7 +109,7 @@ describe(("background output (%s runner)"):format(runner.name), function()
     end)
   end
 
-  it(("reaches on_stdout byte for byte: %d MB"):format(MB), function()
+  it(("reaches on_stdout byte for byte: %d MB"):format(RUN_MB), function()
     local sb = new { max_output_bytes = "64KB" }
     local recv = backends.tmpdir("received") .. "/received"
     local f = assert(io.open(recv, "wb"))

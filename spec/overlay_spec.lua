@@ -119,9 +119,9 @@ describe("overlay", function()
       assert(sb:remove("docs", { recursive = true }))
       assert(sb:mkdir("docs"))
       assert(sb:write_file("docs/new.md", "new\n"))
-      local names = {}
-      for _, e in ipairs(assert(sb:readdir("docs"))) do names[#names + 1] = e.name end
-      assert.same({ "new.md" }, names)
+      local listed = {}
+      for _, e in ipairs(assert(sb:readdir("docs"))) do listed[#listed + 1] = e.name end
+      assert.same({ "new.md" }, listed)
       assert.equal("new.md\n", run(sb, "ls docs"))
       assert.same({ "deleted docs/a.md", "deleted docs/b.md", "added docs/new.md" }, kinds(sb))
     end)

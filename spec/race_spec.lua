@@ -149,7 +149,7 @@ local scenarios = {
       ln -s "$PWD/outside" R/lnk
     ]],
     swap = { "R/t/sub", "R/lnk" },
-    round = function(sb, i, st)
+    round = function(sb, _, st)
       sb:mkdir("t/sub")
       sb:write_file("t/sub/keep", "inside")
       sb:write_file("t/f", "x")

@@ -94,7 +94,7 @@ describe("JSON (the remote protocol's codec)", function()
       return (obj and "{" or "[") .. table.concat(t, " , ") .. (obj and "}" or "]")
     end
     local docs = {}
-    for i = 1, 1500 do
+    for _ = 1, 1500 do
       local d = gen(0)
       docs[#docs + 1] = d
       local at = math.random(#d)

@@ -336,7 +336,6 @@ describe("RemoteSandbox", function()
         -- a start heard later (wait = false) says the same to on_exit
         local got
         assert(s:exec_shell("touch ran", { wait = false, on_exit = function(...) got = { ... } end }))
-        local clock = require("sandbox.core").clock
         local t0 = clock()
         while not got and clock() - t0 < 10 do s:poll(0.05) end
         assert.same("ENOTSUP", got and got[3])

@@ -2,7 +2,6 @@
 -- provider formats encoded with cjson; dispatch; approval; custom tools.
 local sandbox = require "sandbox"
 local backends = require "support.backends"
-local sh = require "support.sh"
 local cjson = require "cjson"
 
 local T = sandbox.tools

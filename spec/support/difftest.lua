@@ -87,7 +87,7 @@ function M.gen_sequence(seed, n)
 end
 
 -- Run one op; the outcome as a comparable string.
-local function outcome(v, msg, code)
+local function outcome(v, _, code)
   if v == nil then return "error " .. tostring(code) end
   if type(v) ~= "table" then return "ok " .. tostring(v) end
   local parts = {}
