@@ -12,15 +12,17 @@
  * from the default PATH (command -p), whatever PATH the command has. */
 #define NL "\n"
 static const char script[] =
-    "sweep() {" NL "  i=0 z=0" NL "  while [ $i -lt 50 ]; do" NL "    i=$((i + 1)) n=0" NL
+    "sweep() {" NL "  i=0 r=0" NL "  while [ $i -lt 50 ]; do" NL "    i=$((i + 1)) n=0" NL
     "    for f in $(" SB_RTREE_VAR "= command -p grep -lsxzF \"" SB_RTREE_VAR "=$2\" /proc/[0-9]*/environ); do" NL
     "      p=${f#/proc/} p=${p%/environ}" NL
     "      [ \"$p\" = \"$3\" ] || ! kill -s \"$1\" \"$p\" 2>/dev/null || n=1" NL "    done" NL
     "    [ \"$1\" = KILL ] || return 0" NL
-    /* KILL: until two scans in a row find nothing to kill: one scan
+    /* (its names are its own: the watchdog calls it, and a `z` reset
+     * here once made the watchdog's `kill $z` a `kill 0`, the whole
+     * process group) KILL: until two scans in a row find nothing to kill: one scan
      * missed a double-forked daemon under CI's load once (a process caught
      * between fork and exec can be passed over) */
-    "    if [ $n = 1 ]; then z=0; else z=$((z + 1)); [ $z -lt 2 ] || return 0; fi" NL "  done" NL "}" NL "case $1 in" NL
+    "    if [ $n = 1 ]; then r=0; else r=$((r + 1)); [ $r -lt 2 ] || return 0; fi" NL "  done" NL "}" NL "case $1 in" NL
     "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL "run) ;;" NL
     /* check: can the sweep work here at all? (the first command of a runner) */
     "check) [ -r /proc/self/environ ] && printf 'a\\000' | command -p grep -qzx a 2>/dev/null ||"
@@ -38,8 +40,8 @@ static const char script[] =
      * signals the tree may get; its sleeps carry no mark (a sweep of ours
      * must not end them early), and SIGUSR1 ends it with its sleep */
     "w=" NL "if [ \"$d\" != 0 ]; then" NL
-    "  (trap : $t; trap 'kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL "   nap() { " SB_RTREE_VAR
-    "= command -p sleep \"$1\" & z=$!;"
+    "  (trap : $t; trap '[ \"${z:-0}\" = 0 ] || kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL
+    "   nap() { " SB_RTREE_VAR "= command -p sleep \"$1\" & z=$!;"
     " while kill -0 $z 2>/dev/null; do wait $z; done; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
     " </dev/null >/dev/null 2>&1 &" NL "  w=$!" NL "fi" NL
