@@ -297,6 +297,28 @@ describe("core.call_start: a call made in a forked copy", function()
     sb:dispose()
   end)
 
+  it("sb:poll(t) waits for a copy's answer instead of turning at once (nothing of the C loop's to wait on)", function()
+    local files = {}
+    local line = ("padding that is not what the search is after\n"):rep(200)
+    for i = 1, 1500 do files["f" .. i] = line .. "a needle\n" end -- a search of tens of ms
+    local sb = sandbox.virtual { files = files }
+    local got, turns = nil, 0
+    tools_m.dispatch(sb:tools(), { name = "search_code", arguments = { pattern = "needle" } },
+      { on_done = function(r) got = r end })
+    local t0 = core.clock()
+    while not got and core.clock() - t0 < 10 do
+      sb:poll(0.05)
+      turns = turns + 1
+    end
+    local took = core.clock() - t0
+    assert.truthy(got and got.content:find("needle", 1, true))
+    print(("\n  a search in a copy pumped by sb:poll(0.05): %d turns in %.0f ms"):format(turns, took * 1000))
+    -- a turn waits for the copy's next check (10 ms); a poll that returned
+    -- at once would turn every few microseconds meanwhile
+    assert.is_true(turns <= took / 0.005 + 5, turns .. " turns in " .. took .. " s")
+    sb:dispose()
+  end)
+
   it("gives an error the call raised, and refuses values that cannot leave the process", function()
     local sb = sandbox.virtual {}
     assert.same({ true, false, "boom" }, result(assert(core.call_start(sb, function() error("boom", 0) end))))
