@@ -34,12 +34,12 @@ CFLAGS   += $(CFLAGS_BASE) -Icsrc $(LUA_INC) $(SANFLAGS)
 # every uv_* symbol made local: a host with its own libuv never clashes.
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 UV_STATIC ?= $(firstword $(wildcard /usr/lib/$(MULTIARCH)/libuv_a.a /usr/lib/$(MULTIARCH)/libuv.a))
-UV_LINK := -luv -lcurl -lpcre2-8 -lpthread
+UV_LINK := -luv -lcurl -lpcre2-8 -lcrypto -lpthread
 
 # The C core, one folder per part (see the README's Architecture): the front
 # door (base), file-system backends (fs), commands (exec), confinement,
 # network, search, review (diffs), and the Lua binding (lua).
-PARTS := base fs exec confine net remote search review lua
+PARTS := base audit fs exec confine net remote search review lua
 SRC := $(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c))
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
 DEP := $(OBJ:.o=.d)
@@ -98,7 +98,7 @@ static: $(STATIC_LIB)
 all: $(STATIC_LIB)
 
 # Hosts linking it: the embed example and the two-threads test.
-EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 $(LUA_LIB) -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
+EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 -lcrypto $(LUA_LIB) -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
 $(BUILD)/examples/embed-host: examples/embed/host.c examples/embed/capped_alloc.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)

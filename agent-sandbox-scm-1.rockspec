@@ -26,6 +26,7 @@ external_dependencies = {
   UTHASH = { header = "uthash.h" },
   CURL = { library = "curl" }, -- curl.h is in the multiarch include dir the compiler searches
   PCRE2 = { header = "pcre2.h", library = "pcre2-8" },
+  OPENSSL = { header = "openssl/evp.h", library = "crypto" }, -- SHA-256 of the audit log
 }
 build = {
   type = "make",
@@ -33,8 +34,8 @@ build = {
   build_variables = {
     CC = "$(CC)",
     LUA = "lua$(LUA_VERSION)",
-    LUA_INC = "-I$(LUA_INCDIR) -I$(LIBUV_INCDIR) -I$(UTHASH_INCDIR) -I$(PCRE2_INCDIR)",
-    LDFLAGS = "-L$(LIBUV_LIBDIR) -L$(CURL_LIBDIR) -L$(PCRE2_LIBDIR)",
+    LUA_INC = "-I$(LUA_INCDIR) -I$(LIBUV_INCDIR) -I$(UTHASH_INCDIR) -I$(PCRE2_INCDIR) -I$(OPENSSL_INCDIR)",
+    LDFLAGS = "-L$(LIBUV_LIBDIR) -L$(CURL_LIBDIR) -L$(PCRE2_LIBDIR) -L$(OPENSSL_LIBDIR)",
     BUILD = "build-rock",
   },
   install_target = "install",

@@ -35,6 +35,8 @@ BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/run.lua
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/search_ops.lua "$(cd "$tmp" && pwd)"
 # the OverlaySandbox: an untouched read against the container, review against git diff --no-index
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/overlay_ops.lua "$(cd "$tmp" && pwd)"
+# the audit trail's cost: 10 000 file operations with and without audit_log, side by side
+BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/audit_ops.lua "$(cd "$tmp" && pwd)"
 # the remote client against E2B's SDK, over loopback to the test peer
 bash scripts/npm-deps.sh
 BENCH_BUILD=$B lua5.4 bench/remote_ops.lua

@@ -69,6 +69,7 @@ local METHODS = {
   { "backend_timeout", "", "integer", "Milliseconds until a command's timer needs a poll (-1: none)." },
   { "http_get", "url: string, opts?: {timeout?: number, max_bytes?: integer, max_redirects?: integer}", "table?, string?, string?", "GET through the allowlist." },
   { "host_allowed", "host: string, port?: integer", "boolean, string?", "Whether the allowlist admits host." },
+  { "audit_state", "", "{events: integer, lines: integer, buffered: integer, lost: integer, error: string?}?", "The audit trail's state (nil without audit)." },
   { "tools", "opts?: table", "table", "Tool tables for agents (see sandbox.tools)." },
   { "dispose", "", "nil", "Close the sandbox (idempotent)." },
   { "close", "", "nil", "The same as dispose." },

@@ -488,13 +488,15 @@ describe("exec", function()
       s2:dispose()
     end)
 
-    it("audits commands, with the command never in the path field", function()
+    it("audits commands: their start with argv, and a refusal with its code", function()
       local log = {}
-      local s2 = new { audit = function(e) log[#log + 1] = e end }
+      local s2 = new { audit = function(e) if e.kind ~= "created" then log[#log + 1] = e end end }
       s2:exec("true")
       s2:exec("no-such-cmd")
-      assert.same({ "exec", true }, { log[1].op, log[1].ok })
-      assert.same({ "exec", false, "ENOENT" }, { log[2].op, log[2].ok, log[2].code })
+      assert.same({ "command_start", { "true" } }, { log[1].kind, log[1].argv })
+      assert.same({ "command_end", 0 }, { log[2].kind, log[2].exit_code })
+      assert.same({ "command_refused", { "no-such-cmd" }, "ENOENT" }, { log[3].kind, log[3].argv, log[3].code })
+      assert.is_nil(log[3].path)
       s2:dispose()
     end)
   end)

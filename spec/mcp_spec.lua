@@ -108,6 +108,28 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     assert.equal(-32601, r.unknown_method.code)
   end)
 
+  it("writes --audit-log: each tool call with its outcome, approvals, commands, a log that verifies", function()
+    local dir = project()
+    local log = backends.tmpdir("mcpaudit") .. "/audit.log"
+    sdk("tools", dir, "--dir " .. sh.quote(dir) .. " --allow-shell --audit-log " .. sh.quote(log))
+    local ok, n = require("sandbox.audit").verify(log)
+    assert.is_true(ok, n)
+    local calls, kinds = {}, {}
+    for l in sh.read_file(log):gmatch("[^\n]+") do
+      local e = json.decode(l)
+      kinds[e.kind] = (kinds[e.kind] or 0) + 1
+      if e.kind == "tool_call" then calls[#calls + 1] = e end
+    end
+    for _, k in ipairs { "created", "file", "command_start", "command_end", "approval", "tool_call", "disposed" } do
+      assert.truthy(kinds[k], k)
+    end
+    local seen = {}
+    for _, c in ipairs(calls) do seen[c.tool .. ":" .. tostring(c.ok)] = true end
+    assert.truthy(seen["read_file:true"])
+    assert.truthy(seen["run_command:true"])
+    assert.truthy(seen["read_file:false"], "the traversal the client tried is a failed call")
+  end)
+
   it("sends progress for a command that runs over a second, and a cancelled command loses its whole tree", function()
     local dir = project()
     local marker = procs.marker():gsub("%D", ""):sub(1, 6) .. ".5"

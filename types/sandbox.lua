@@ -8,6 +8,7 @@
 ---@field allow_overwrite? boolean default: true
 ---@field allowed_hosts? string[]
 ---@field audit? function
+---@field audit_log? string
 ---@field cwd? string default: "/"
 ---@field denied_hosts? string[]
 ---@field extensions? {read?: string[], write?: string[]}
@@ -27,6 +28,7 @@
 ---@field allow_shell? boolean default: false
 ---@field allowed_hosts? string[]
 ---@field audit? function
+---@field audit_log? string
 ---@field base_dir string
 ---@field confine? boolean|{tmp_size?: integer|string, namespaces?: boolean} default: true
 ---@field cpu_limit? number|string
@@ -63,6 +65,7 @@
 ---@field allow_shell? boolean default: false
 ---@field allowed_hosts? string[]
 ---@field audit? function
+---@field audit_log? string
 ---@field base_dir string
 ---@field confine? boolean|{tmp_size?: integer|string, namespaces?: boolean} default: true
 ---@field cpu_limit? number|string
@@ -102,6 +105,7 @@
 ---@field api_key? string
 ---@field api_url? string default: "https://api.e2b.app"
 ---@field audit? function
+---@field audit_log? string
 ---@field connect_timeout? number default: 10
 ---@field denied_hosts? string[]
 ---@field domain? string
@@ -262,6 +266,10 @@ function Sandbox:http_get(url, opts, max_bytes, max_redirects) end
 ---@param port? integer
 ---@return boolean, string?
 function Sandbox:host_allowed(host, port) end
+
+---The audit trail's state (nil without audit).
+---@return {events: integer, lines: integer, buffered: integer, lost: integer, error: string?}?
+function Sandbox:audit_state() end
 
 ---Tool tables for agents (see sandbox.tools).
 ---@param opts? table

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "base/err.h"
+#include "lua/audit.h"
 #include "lua/forkjob.h"
 
 #define CALL_MT "sandbox.CallJob"
@@ -173,14 +174,6 @@ static bool get_value(dec *r, int depth) {
 
 /* ---- the copy --------------------------------------------------------------- */
 
-/* The audit function's stand-in in the copy: keep the entry for the host. */
-static int collect(lua_State *L) {
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_pushvalue(L, 1);
-  lua_rawseti(L, -2, (int)lua_rawlen(L, -2) + 1);
-  return 0;
-}
-
 /* What the copy sends: ok (1 byte), the number of values, the values, then
  * the audit entries as one table (nil when there is no audit). */
 static void run_copy(void *arg, int wfd) {
@@ -188,12 +181,10 @@ static void run_copy(void *arg, int wfd) {
   lua_State *L = c->L;
   lua_gc(L, LUA_GCSTOP, 0);
   int entries = 0;
-  if (c->sb->audit_ref != LUA_NOREF) {
+  if (c->sb->audit) { /* the copy's events are kept for the host */
     lua_newtable(L);
     entries = lua_gettop(L);
-    lua_pushvalue(L, entries);
-    lua_pushcclosure(L, collect, 1);
-    lua_rawseti(L, LUA_REGISTRYINDEX, c->sb->audit_ref);
+    sb_lua_audit_collect(L, c->sb, entries);
   }
   int base = lua_gettop(L);
   lua_checkstack(L, c->n + 1);
@@ -271,11 +262,11 @@ static int m_result(lua_State *L) {
   lua_pushboolean(L, ok);
   for (uint32_t i = 0; whole && i < nres; i++) whole = get_value(&r, 0);
   if (whole && get_value(&r, 0) && r.p == r.end) {
-    if (lua_istable(L, -1) && sb->audit_ref != LUA_NOREF) /* the copy's entries, reported here */
+    if (lua_istable(L, -1)) /* the copy's events, numbered and written here */
       for (int i = 1; i <= (int)lua_rawlen(L, -1); i++) {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, sb->audit_ref);
-        lua_rawgeti(L, -2, i);
-        lua_call(L, 1, 0);
+        lua_rawgeti(L, -1, i);
+        sb_lua_audit_emit(L, sb, -1);
+        lua_pop(L, 1);
       }
     lua_pop(L, 1);
     return lua_gettop(L) - base;

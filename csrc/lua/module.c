@@ -21,6 +21,7 @@
 #include "base/glob.h"
 #include "fs/container.h"
 #include "fs/virtual.h"
+#include "lua/audit.h"
 #include "lua/caps.h"
 #include "lua/channel.h"
 #include "lua/confine.h"
@@ -394,6 +395,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   sb_lua_review_open(L);
   sb_lua_search_job_open(L);
   sb_lua_call_job_open(L);
+  sb_lua_audit_open(L);
   lua_pushliteral(L, SANDBOX_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushlightuserdata(L, NULL); /* JSON null: the value lua-cjson uses too */

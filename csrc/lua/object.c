@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-#include "base/clock.h"
 #include "fs/dirlist.h"
 #include "lua/options.h"
 
@@ -97,32 +96,11 @@ static void op_path(const sb_op *op, const char **p, size_t *n) {
 }
 
 static void audit(lua_State *L, sb_sandbox *sb, sb_op *op, bool ok, lua_Integer size) {
-  if (sb->audit_ref == LUA_NOREF) return;
-  const char *p;
-  size_t n;
-  op_path(op, &p, &n);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, sb->audit_ref);
-  lua_createtable(L, 0, 6);
-  lua_pushstring(L, op->name);
-  lua_setfield(L, -2, "op");
-  if (p) {
-    if (n) lua_pushlstring(L, p, n);
-    else lua_pushliteral(L, ".");
-    lua_setfield(L, -2, "path");
-  }
-  if (size >= 0) {
-    lua_pushinteger(L, size);
-    lua_setfield(L, -2, "size");
-  }
-  lua_pushboolean(L, ok);
-  lua_setfield(L, -2, "ok");
-  if (!ok) {
-    lua_pushstring(L, sb_code_name(op->e.code));
-    lua_setfield(L, -2, "code");
-  }
-  lua_pushnumber(L, sb_wall());
-  lua_setfield(L, -2, "time");
-  lua_call(L, 1, 0);
+  if (!sb->audit || op->unaudited) return;
+  sb_audit_file f = {.op = op->name, .ok = ok, .size = size, .code = ok ? NULL : sb_code_name(op->e.code)};
+  op_path(op, &f.path, &f.plen);
+  if (f.path && !f.plen) f.path = ".", f.plen = 1;
+  sb->audit_hooks->file(L, sb, &f);
 }
 
 int sb_lua_fail(lua_State *L, sb_sandbox *sb, sb_op *op) {
@@ -150,10 +128,7 @@ void sb_lua_release(lua_State *L, sb_sandbox *sb) {
   sb_policy_free(&sb->policy, &sb->fs.mem);
   sb_free(&sb->fs.mem, sb->cwd, sb->cwdlen + 1);
   sb->cwd = NULL;
-  if (sb->audit_ref != LUA_NOREF) {
-    luaL_unref(L, LUA_REGISTRYINDEX, sb->audit_ref);
-    sb->audit_ref = LUA_NOREF;
-  }
+  if (sb->audit_hooks) sb->audit_hooks->close(L, sb); /* last: "disposed" follows what the parts' close said */
 }
 
 static int m_dispose(lua_State *L) {
@@ -200,7 +175,6 @@ sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx, const c
   opts_idx = lua_absindex(L, opts_idx);
   sb_sandbox *sb = lua_newuserdatauv(L, sizeof *sb, 1);
   memset(sb, 0, sizeof *sb);
-  sb->audit_ref = LUA_NOREF;
   sb_policy_init(&sb->policy);
   sb_mem m;
   sb_mem_init(&m, L);
@@ -246,8 +220,6 @@ sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx, const c
   lua_pushlstring(L, cwd, cwdlen);
   sb_lua_setfield(L, -2, "cwd");
   load_policy(L, opts_idx, sb);
-  if (lua_getfield(L, opts_idx, "audit") == LUA_TFUNCTION) sb->audit_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  else lua_pop(L, 1);
   return sb;
 }
 

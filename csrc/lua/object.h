@@ -15,6 +15,22 @@
 #include "fs/backend.h"
 
 typedef struct sb_sandbox sb_sandbox;
+typedef struct sb_audit sb_audit;
+
+/* A file operation's audit event (kind "file"): what the object knows. */
+typedef struct sb_audit_file {
+  const char *op, *path, *code; /* path may be NULL; code NULL on success */
+  size_t plen;
+  bool ok;
+  lua_Integer size; /* -1: none */
+} sb_audit_file;
+
+/* The audit stream's entry points, set by lua/audit.c when it begins: the
+ * object reports through them without depending on the stream's file. */
+typedef struct sb_audit_hooks {
+  void (*file)(lua_State *L, sb_sandbox *sb, const sb_audit_file *f);
+  void (*close)(lua_State *L, sb_sandbox *sb); /* "disposed", the last write */
+} sb_audit_hooks;
 
 /* A part of the sandbox object: its name and how it is released. */
 typedef struct sb_part_class {
@@ -30,7 +46,8 @@ struct sb_sandbox {
   bool closed; /* disposed: every method but close raises */
   char *cwd; /* what the agent sees as the root, absolute */
   size_t cwdlen;
-  int audit_ref; /* registry ref of the audit function, or LUA_NOREF */
+  sb_audit *audit; /* the audit stream (lua/audit.c), or NULL */
+  const sb_audit_hooks *audit_hooks; /* set with it */
   sb_dirlist dl; /* readdir's listing storage, reused */
   int nparts;
   struct {
@@ -64,6 +81,7 @@ typedef struct sb_op {
   bool parsed;
   bool show_raw; /* report raw (a glob pattern) rather than p */
   bool no_path; /* the failure is not about a path: message without one */
+  bool unaudited; /* the Lua layer audits it, with more than the C side knows (a command's argv) */
   const char *raw; /* the agent's string, for audit when parsing failed */
   size_t rawlen;
 } sb_op;
@@ -72,7 +90,7 @@ typedef struct sb_op {
   sb_op var##_storage; \
   sb_op *var = &var##_storage; \
   var->name = nm; \
-  var->parsed = var->show_raw = var->no_path = false
+  var->parsed = var->show_raw = var->no_path = var->unaudited = false
 
 /* Parse the path argument at idx into op->p through the front door. */
 sb_code sb_lua_arg_path(lua_State *L, sb_sandbox *sb, int idx, sb_op *op);

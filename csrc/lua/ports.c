@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "exec/local.h"
+#include "lua/audit.h"
 #include "lua/confine.h"
 #include "lua/exec.h"
 
@@ -99,6 +100,7 @@ static int l_net_proxy(lua_State *L) {
       sb_failf(&e, SB_EIO, "cannot open the proxy's port: %s", strerror(-fd));
       return sb_push_err(L, &e, NULL, 0);
     }
+    n->proxy.log = sb_lua_audit_netlog(sb);
     open_call c = {&n->proxy, &n->policy, fd, 0};
     sb_netsvc_call(&n->svc, call_open_proxy, &c);
     n->proxy_open = true; /* even on failure: it is closing, close waits for it */
@@ -215,6 +217,7 @@ static int l_expose(lua_State *L) {
   u->next = n->gates;
   n->gates = u;
   u->g.agent = &n->agent;
+  u->g.log = sb_lua_audit_netlog(sb);
   u->g.inner_port = inner;
   u->g.ttl = ttl;
   u->g.grace = grace;

@@ -127,6 +127,7 @@ static void push_result(lua_State *L, sb_proc *p) {
   set_u64(L, "dropped_bytes", d0 + d1);
   set_u64(L, "stdout_dropped", d0);
   set_u64(L, "stderr_dropped", d1);
+  set_u64(L, "output_bytes", p->cap[0].total + p->cap[1].total); /* what the command wrote, kept or not */
   set_bool(L, "output_incomplete", p->output_incomplete);
   if (p->background) set_u64(L, "read_dropped", p->qdropped[0] + p->qdropped[1]);
   lua_pushnumber(L, p->t_end - p->t0);
@@ -153,6 +154,10 @@ static int trampoline(lua_State *L) {
   }
   push_result(L, p);
   int res = lua_gettop(L);
+  if (lr->closing && p->kill_sig && !p->timed_out) { /* the sandbox's dispose ended it */
+    lua_pushliteral(L, "dispose");
+    lua_setfield(L, res, "killed_by");
+  }
   /* the layer's own end hook (an exposed port closing) may amend it */
   if (lua_getfield(L, t, "on_end") == LUA_TFUNCTION) {
     lua_pushvalue(L, res);

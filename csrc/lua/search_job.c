@@ -43,13 +43,15 @@ static void run_copy(void *arg, int wfd) {
   sb_search *s = &j->s;
   sb_code c = j->grep ? sb_search_grep(s, j->pattern, j->plen, &j->op.p) : sb_search_glob(s, &j->op.p);
   const char *msg = c == SB_OK ? "" : s->e->msg ? s->e->msg : sb_code_text(c);
-  answer a = {.code = c,
-              .bad_pattern = s->bad_pattern,
-              .truncated = s->truncated,
-              .count = s->count,
-              .matches = s->matches,
-              .reslen = c == SB_OK ? s->results.len : 0,
-              .msglen = (uint32_t)strlen(msg)};
+  answer a;
+  memset(&a, 0, sizeof a); /* its padding goes down the pipe too */
+  a.code = c;
+  a.bad_pattern = s->bad_pattern;
+  a.truncated = s->truncated;
+  a.count = s->count;
+  a.matches = s->matches;
+  a.reslen = c == SB_OK ? s->results.len : 0;
+  a.msglen = (uint32_t)strlen(msg);
   if (sb_forkjob_write(wfd, &a, sizeof a) && sb_forkjob_write(wfd, msg, a.msglen) && a.reslen)
     sb_forkjob_write(wfd, s->results.p, a.reslen);
 }

@@ -109,6 +109,8 @@ int sb_gate_open(sb_gate *g, uv_loop_t *loop, const sb_mem *m, int listen_fd) {
   g->srv.on_activity = on_activity;
   g->srv.on_closed = on_srv_closed;
   g->srv.ud = g;
+  g->srv.name = "port";
+  g->srv.log = g->log;
   g->srv_done = false;
   g->timers = 0;
   atomic_store(&g->fired, false);

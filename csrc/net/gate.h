@@ -30,6 +30,7 @@ typedef struct sb_gate {
   int timers; /* open timer handles */
   bool srv_done;
   atomic_bool fired; /* the TTL killed the command */
+  sb_netlog *log; /* set before opening: the audit trail's, or NULL */
   void (*on_closed)(struct sb_gate *g);
   void *ud;
 } sb_gate;

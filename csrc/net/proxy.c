@@ -86,10 +86,11 @@ static void on_resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *res) {
       char msg[700];
       snprintf(msg, sizeof msg, "%s resolves to %s", q->host, first[0] ? first : "no address");
       refuse_blocked(c, msg);
-    } else if (q->tunnel) {
-      sb_netconn_connect(c, ok->ai_addr, "HTTP/1.1 200 Connection Established\r\n\r\n", NULL, 0);
     } else {
-      sb_netconn_connect(c, ok->ai_addr, NULL, q->up, q->uplen);
+      sb_netconn_log(c, SB_NE_ALLOW, 0, "allowed_hosts");
+      c->log_end = true; /* its bytes each way are recorded when it closes */
+      if (q->tunnel) sb_netconn_connect(c, ok->ai_addr, "HTTP/1.1 200 Connection Established\r\n\r\n", NULL, 0);
+      else sb_netconn_connect(c, ok->ai_addr, NULL, q->up, q->uplen);
     }
   }
   uv_freeaddrinfo(res);
@@ -164,6 +165,8 @@ static void on_head(sb_netconn *c, const char *head, size_t len) {
                           : "sandbox proxy: send absolute http:// URLs or CONNECT host:port");
     return;
   }
+  snprintf(c->host, sizeof c->host, "%s", q->host);
+  c->port = q->port;
   if (!sb_net_host_allowed(proxy_of(c)->policy, q->host, q->port, why, sizeof why)) {
     preq_free(c);
     refuse_blocked(c, why);
@@ -202,6 +205,8 @@ int sb_proxy_open(sb_proxy *p, uv_loop_t *loop, const sb_mem *m, const sb_netpol
   p->srv.on_conn_closing = on_conn_closing;
   p->srv.on_closed = on_srv_closed;
   p->srv.ud = p;
+  p->srv.name = "proxy";
+  p->srv.log = p->log;
   return sb_netserver_open(&p->srv, loop, m, listen_fd);
 }
 

@@ -14,6 +14,7 @@
 typedef struct sb_proxy {
   sb_netserver srv;
   const sb_netpolicy *policy; /* the sandbox's; read-only while serving */
+  sb_netlog *log; /* set before opening: the audit trail's, or NULL */
   void (*on_closed)(struct sb_proxy *p);
   void *ud;
 } sb_proxy;

@@ -1,5 +1,7 @@
 #include "net/relay.h"
 
+#include "base/clock.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -72,6 +74,7 @@ static void on_conn_handle_closed(uv_handle_t *h) {
 static void conn_close(sb_netconn *c) {
   if (c->closing) return;
   c->closing = true;
+  if (c->log_end) sb_netconn_log(c, SB_NE_END, 0, "");
   if (c->srv->on_conn_closing) c->srv->on_conn_closing(c); /* an owner's lookup */
   if (!uv_is_closing((uv_handle_t *)&c->a)) uv_close((uv_handle_t *)&c->a, on_conn_handle_closed);
   if (c->b_open && !uv_is_closing((uv_handle_t *)&c->b)) uv_close((uv_handle_t *)&c->b, on_conn_handle_closed);
@@ -147,6 +150,8 @@ static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   sb_netconn *c = s->data;
   if (n > 0) {
     uv_stream_t *dst = peer(c, s);
+    if (s == (uv_stream_t *)&c->a) c->up += (uint64_t)n;
+    else c->down += (uint64_t)n;
     if (c->srv->on_activity) c->srv->on_activity(c->srv);
     send_chunk(c, dst, chunk_of(buf), (size_t)n);
     if (!c->closing && uv_stream_get_write_queue_size(dst) > QUEUE_MAX) uv_read_stop(s);
@@ -179,6 +184,7 @@ static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 static void start_relay(sb_netconn *c) {
   pend *p = c->pending;
   c->b.data = c;
+  c->up += (p ? p->ulen : 0) + c->leftover; /* the request as sent on counts as the client's bytes */
   if ((p && !send_copy(c, (uv_stream_t *)&c->a, p->client, p->clen)) ||
       (p && !send_copy(c, (uv_stream_t *)&c->b, p->up, p->ulen)) ||
       !send_copy(c, (uv_stream_t *)&c->b, c->head + c->headlen, c->leftover)) {
@@ -218,7 +224,24 @@ void sb_netconn_reply(sb_netconn *c, const char *response, size_t len) {
   c->reqs++;
 }
 
+void sb_netconn_log(sb_netconn *c, int what, int status, const char *why) {
+  if (!c->srv->log) return;
+  sb_netevent ev = {.time = sb_wall(),
+                    .what = (uint8_t)what,
+                    .port = c->port,
+                    .status = (uint16_t)status,
+                    .server = c->srv->name ? c->srv->name : "",
+                    .up = c->up,
+                    .down = c->down};
+  snprintf(ev.method, sizeof ev.method, "%s", c->method);
+  snprintf(ev.host, sizeof ev.host, "%s", c->host);
+  snprintf(ev.why, sizeof ev.why, "%s", why);
+  sb_netlog_push(c->srv->log, &ev);
+}
+
 void sb_netconn_refuse(sb_netconn *c, int status, const char *kind, const char *reason) {
+  c->log_end = false; /* refused: no relayed connection to end */
+  sb_netconn_log(c, SB_NE_REFUSE, status, reason);
   const char *text = status == 400 ? "Bad Request"
       : status == 401              ? "Unauthorized"
       : status == 403              ? "Forbidden"
@@ -342,6 +365,9 @@ static void on_head_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
                           "ends, no control bytes, no folded headers)");
         return;
       }
+      char target[8192];
+      if (!sb_http_request_line(c->head, c->headlen, c->method, sizeof c->method, target, sizeof target))
+        c->method[0] = '\0';
       c->srv->on_head(c, c->head, c->headlen);
       return;
     }

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "base/mem.h"
+#include "net/netlog.h"
 
 #define SB_HEAD_MAX (32 * 1024) /* a longer request head is refused (431) */
 #define SB_CONN_MAX 128 /* open connections per server; more get 503 */
@@ -32,6 +33,8 @@ struct sb_netserver {
   void (*on_closed)(sb_netserver *s); /* after sb_netserver_close: all freed */
   void (*on_conn_closing)(sb_netconn *c); /* cancel the owner's requests for c */
   void *ud;
+  sb_netlog *log; /* where decisions go for the audit trail, or NULL */
+  const char *name; /* in those records: "proxy" or "port" */
   sb_netconn *conns;
   int nconns;
 };
@@ -49,6 +52,13 @@ struct sb_netconn {
   int reqs; /* requests in flight */
   bool decided, b_open, a_eof, b_eof, closing;
   void *pending; /* what to send once connected (relay-internal) */
+  /* for the audit trail: what the owner names the request (the method is
+   * the relay's, from the request line), whether its end is recorded, the
+   * bytes relayed from the client (up) and to it (down) */
+  char method[16], host[256];
+  uint16_t port;
+  bool log_end;
+  uint64_t up, down;
   void *ud; /* the owner's, per connection */
 };
 
@@ -68,6 +78,8 @@ void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to
                         size_t uplen);
 /* The same with a socket already connected (fd becomes ours). */
 void sb_netconn_attach(sb_netconn *c, int fd, const char *to_upstream, size_t uplen);
+/* Record a decision about c (a no-op without srv->log). */
+void sb_netconn_log(sb_netconn *c, int what, int status, const char *why);
 /* Keep the connection alive across an owner's own request (e.g. DNS). */
 void sb_netconn_hold(sb_netconn *c);
 void sb_netconn_release(sb_netconn *c);

@@ -168,6 +168,7 @@ function M.poll_method(cpoll)
       core.sleep(ms >= 0 and math.min(left, ms / 1000) or left)
     end
     M.run(sb)
+    core.audit_flush(sb, false) -- the network's records in, the log written when due
     return n + M.pending(sb)
   end
 end

@@ -1,7 +1,7 @@
 -- What every backend's constructor does: check the options strictly
--- against the backend's schema plus the parts it has (policy and network
--- always, commands and confinement when it runs them), normalise, make the
--- sandbox in C, publish what the parts show. A backend's module
+-- against the backend's schema plus the parts it has (policy, audit and
+-- network always, commands and confinement when it runs them), normalise,
+-- make the sandbox in C, publish what the parts show, begin the audit. A backend's module
 -- (virtual.lua, container.lua) calls define() with its own options.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
@@ -9,6 +9,7 @@ local policy = require "sandbox.policy"
 local exec = require "sandbox.exec"
 local confine = require "sandbox.confine"
 local net = require "sandbox.net"
+local audit = require "sandbox.audit"
 
 local M = {}
 
@@ -19,7 +20,7 @@ local M = {}
 --- nil, msg, code.
 function M.define(kind, spec)
   local who = "sandbox." .. kind
-  local parts = { policy.options, net.options, spec.options }
+  local parts = { policy.options, audit.options, net.options, spec.options }
   local confined = spec.commands and spec.confine ~= false
   if spec.commands then parts[#parts + 1] = exec.options end
   if confined then parts[#parts + 1] = confine.options end
@@ -35,6 +36,11 @@ function M.define(kind, spec)
       local sb, msg, code = make(o)
       if not sb then return nil, msg, code end
       net.publish(sb, o)
+      local ok, amsg, acode = audit.start(sb, kind, o)
+      if not ok then
+        sb:dispose()
+        return nil, amsg, acode
+      end
       return sb
     end,
   }

@@ -49,7 +49,8 @@ local USAGE = [[
 usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]
        agent-sandbox run [--dir DIR] [flags] -- CMD ARGS...
        agent-sandbox review --overlay DIR --state-dir S [--commit | --discard] [PATHS...]
-       agent-sandbox help [mcp | run | review]
+       agent-sandbox audit verify|show FILE
+       agent-sandbox help [mcp | run | review | audit]
 
   mcp   a Model Context Protocol server over stdio: the sandbox's file, search
         and command tools, its files as resources
@@ -57,6 +58,8 @@ usage: agent-sandbox mcp [--dir DIR | --virtual | --overlay DIR] [flags]
         capabilities, seccomp, Landlock, limits); its exit status is passed
         through (128+N when killed by signal N)
   review  what an overlay's agent changed (a git diff), and commit or discard it
+  audit   check an audit log's hash chain (--audit-log FILE on mcp and run), or
+          print it as a timeline
 ]]
 
 local function help(sub)
@@ -67,6 +70,9 @@ local function help(sub)
   elseif sub == "review" then
     return "usage: agent-sandbox review --overlay DIR --state-dir S [--commit | --discard] [PATHS...]\n\n"
       .. own_help(REVIEW_FLAGS) .. "\n"
+  elseif sub == "audit" then
+    return "usage: agent-sandbox audit verify FILE   check the hash chain (exit 0: intact, 1: not, with the reason)\n"
+      .. "       agent-sandbox audit show FILE     the events, one line each\n"
   elseif sub == "run" then
     return "usage: agent-sandbox run [--dir DIR] [flags] -- CMD ARGS...\n\n" .. own_help(RUN_FLAGS)
       .. "\n\nsandbox options:\n" .. flags.help("container") .. "\n"
@@ -273,6 +279,33 @@ function M.review(argv)
   return status
 end
 
+--- agent-sandbox audit verify|show FILE: 0, or 1 when the log does not
+--- verify (or cannot be read), 2 for usage errors.
+function M.audit(argv)
+  local audit = require "sandbox.audit"
+  local what, file = argv[1], argv[2]
+  if what == "--help" or what == "-h" then io.stdout:write(help("audit")) return 0 end
+  if (what ~= "verify" and what ~= "show") or not file or argv[3] then
+    flags.fail("audit needs verify or show and one FILE: agent-sandbox audit verify FILE")
+  end
+  if what == "verify" then
+    local ok, n = audit.verify(file)
+    if not ok then
+      err(file .. ": " .. n)
+      return 1
+    end
+    io.stdout:write(fmt("%s: intact, %d line(s) after the chain's start\n", file, n))
+    return 0
+  end
+  local lines, msg = audit.timeline(file)
+  if not lines then
+    err(file .. ": " .. msg)
+    return 1
+  end
+  for _, l in ipairs(lines) do io.stdout:write(l, "\n") end
+  return 0
+end
+
 --- The whole command line: the exit status.
 function M.main(argv)
   local sub = argv[1]
@@ -282,6 +315,7 @@ function M.main(argv)
     if sub == "mcp" then return M.mcp(rest) end
     if sub == "run" then return M.run(rest) end
     if sub == "review" then return M.review(rest) end
+    if sub == "audit" then return M.audit(rest) end
     if sub == "help" or sub == "--help" or sub == "-h" then
       io.stdout:write(help(rest[1]))
       return 0
@@ -290,7 +324,7 @@ function M.main(argv)
       io.stdout:write("agent-sandbox ", sandbox.version, "\n")
       return 0
     end
-    flags.fail(sub and fmt("unknown command '%s' (mcp, run, review, help)", sub) or "a command is needed")
+    flags.fail(sub and fmt("unknown command '%s' (mcp, run, review, audit, help)", sub) or "a command is needed")
   end)
   if ok then return status end
   if type(status) == "table" and status.usage then

@@ -6,6 +6,7 @@
 local core = require "sandbox.core"
 local options = require "sandbox.options"
 local async = require "sandbox.async"
+local audit = require "sandbox.audit"
 
 local M = {}
 
@@ -172,6 +173,32 @@ local function wait_with(h, opts)
   end
 end
 
+-- ---- the audit trail's view of a command ------------------------------------
+
+-- Which of the sandbox's limits a result shows were reached.
+local function limits_hit(r)
+  local l = {}
+  if r.timed_out then l[#l + 1] = "timeout" end
+  if r.oom then l[#l + 1] = "memory" end
+  if r.pids_limit_hit then l[#l + 1] = "pids" end
+  if r.truncated then l[#l + 1] = "output" end
+  if r.signal == "SIGXFSZ" then l[#l + 1] = "file_size" end
+  return l[1] and l or nil
+end
+
+-- The end of a command: who killed it (if anyone), how it ended, what it
+-- cost; then the log is written (a command's end is a flush point).
+local function audit_end(sb, id, r)
+  if r.killed_by then audit.emit(sb, { kind = "command_killed", id = id, by = r.killed_by }) end
+  if r.start_failed then
+    audit.emit(sb, { kind = "command_end", id = id, start_failed = r.start_failed, error = r.error })
+  else
+    audit.emit(sb, { kind = "command_end", id = id, exit_code = r.exit_code, signal = r.signal,
+                     duration = r.duration, output_bytes = r.output_bytes, limits = limits_hit(r) })
+  end
+  core.audit_flush(sb, true)
+end
+
 local function run(sb, argv, opts)
   check_combination(opts)
   local extra, states = {}, {}
@@ -212,8 +239,26 @@ local function run(sb, argv, opts)
       end
     end
   end
+  local audited, id = audit.on(sb), nil
+  if audited then
+    local prev = spec.on_end -- last: after the parts (a port's TTL names itself the killer)
+    spec.on_end = function(r)
+      if prev then prev(r) end
+      audit_end(sb, id, r)
+    end
+  end
   local h, msg, code = core.spawn(sb, spec)
-  if not h then return nil, msg, code end
+  if not h then
+    if audited then
+      audit.emit(sb, { kind = "command_refused", argv = argv, cwd = opts.cwd or "/", code = code, message = msg })
+    end
+    return nil, msg, code
+  end
+  if audited then
+    id = h.id
+    audit.emit(sb, { kind = "command_start", id = id, argv = argv, cwd = opts.cwd or "/",
+                     env_names = opts.env and audit.names(opts.env) or nil, background = opts.background == true })
+  end
   async.stir(sb) -- a host loop turns now: the command's pipes join its loop
   for i, st in pairs(states) do
     if st and hooks[i].started then

@@ -4,6 +4,7 @@
 -- proxy, gates, libcurl) is C.
 local core = require "sandbox.core"
 local options = require "sandbox.options"
+local audit = require "sandbox.audit"
 
 local M = {}
 
@@ -55,7 +56,18 @@ function M.http_get(sb, url, opts)
   core.check_open(sb, "http_get")
   if type(url) ~= "string" then error("http_get: url must be a string", 2) end
   opts = options.check("http_get", opts, GET_OPTS)
-  return core.http_get(sb, url, opts)
+  return M.audited(sb, url, core.http_get(sb, url, opts))
+end
+
+--- What http_get answered, into the audit trail (status and size, never the
+--- body), passed on unchanged.
+function M.audited(sb, url, r, msg, code)
+  if audit.on(sb) then
+    audit.emit(sb, { kind = "http_get", url = url, ok = r ~= nil, status = r and r.status, code = code,
+                     final_url = r and r.url ~= url and r.url or nil, bytes = r and #r.body or nil,
+                     redirects = r and r.redirects or nil })
+  end
+  return r, msg, code
 end
 
 --- http_get without waiting: the same checks, then the request in a forked

@@ -1,5 +1,5 @@
 -- The options every backend shares (SPEC §2): size limits, overwrite and
--- read-only modes, rules, extension allowlists, audit. The C core checks
+-- read-only modes, rules, extension allowlists. The C core checks
 -- them on every operation (base/policy.c); this module owns their schema
 -- and defaults.
 local options = require "sandbox.options"
@@ -51,7 +51,6 @@ M.options = {
   allow_escaping_links = { check = C.boolean, default = false },
   rules = { check = sub_table({ deny = true, allow = true }, glob_ok), type = "{deny?: string[], allow?: string[]}" },
   extensions = { check = sub_table({ read = true, write = true }, ext_ok), type = "{read?: string[], write?: string[]}" },
-  audit = { check = C.func },
 }
 
 return M

@@ -8,6 +8,7 @@ local options = require "sandbox.options"
 local json = require "sandbox.json"
 local async = require "sandbox.async"
 local forked = require "sandbox.forked"
+local audit = require "sandbox.audit"
 
 local M = { schema = S }
 
@@ -181,29 +182,47 @@ local function make(ctx, def, name, approve)
     if text == nil then return err(ferr or (name .. " failed.")) end
     return { content = text, is_error = false }
   end
+  -- the audit trail: the approval's question and answer, each call's outcome
+  local function note_approval(decision, clean)
+    audit.emit(ctx.sb, { kind = "approval", decision = decision, tool = name, path = clean.path or clean.source,
+                         argv = clean.command or (clean.script and { "/bin/sh", "-c", clean.script }) or nil })
+  end
   local function ask(clean, reply)
+    note_approval("asked", clean)
     return pcall(approve, { name = name, arguments = clean, tool = tool }, reply)
   end
+  local function decided(ok, answer, clean)
+    local no = refused(ok, answer)
+    note_approval(no and "refused" or "granted", clean)
+    return no
+  end
+  local function reported(r)
+    audit.emit(ctx.sb, { kind = "tool_call", tool = name, ok = not r.is_error })
+    return r
+  end
 
-  function tool.execute(args)
+  local function execute(args)
     local clean, bad = checked(args)
     if not clean then return bad end
     if tool.destructive and approve then
       local ok, answer = ask(clean, function() end)
       if ok and answer == M.PENDING then
+        note_approval("refused", clean)
         return err(fmt("%s was not run: its approval answers later (tools.PENDING), which needs a call that does "
           .. "not block (dispatch with on_done, or tools.await).", name))
       end
-      bad = refused(ok, answer)
+      bad = decided(ok, answer, clean)
       if bad then return bad end
     end
     return result(pcall(def.run, ctx, clean))
   end
+  function tool.execute(args) return reported(execute(args)) end
 
   --- tool.start(args, on_done): returns at once; on_done(result) runs from
   --- the sandbox's pump (sb:poll), never before start returns.
-  function tool.start(args, on_done)
+  function tool.start(args, on_done_)
     local sb = ctx.sb
+    local function on_done(r) return on_done_(reported(r)) end
     local clean, bad = checked(args)
     if not clean then return async.defer(sb, function() on_done(bad) end) end
     local function go()
@@ -236,7 +255,7 @@ local function make(ctx, def, name, approve)
       if answered then return end
       answered = true
       async.finish(sb, function()
-        local no = refused(ok ~= false, answer)
+        local no = decided(ok ~= false, answer, clean)
         if no then return on_done(no) end
         go()
       end)

@@ -38,6 +38,7 @@ local SPELLING = {
   create = { "bool", nil, "create the directory if it is missing" },
   mode = { "value", "rw|r|w", "what the file tools and commands may do in the directory (r: read only; w: write and list, never read)" },
   read_roots = { "list", "DIR", "another directory readable as /<name> (repeatable)", flag = "read-root" },
+  audit_log = { "value", "FILE", "append every event (files, commands, network, approvals, tool calls) to FILE as hash-chained JSON lines; check it with agent-sandbox audit verify FILE" },
   max_disk_usage = { "value", "SIZE", "bytes the sandbox's files may hold, for the file tools and commands alike (an overlay's upper layer is a file system of that size; elsewhere commands are refused unless --max-disk-usage-files-only)" },
   max_disk_usage_files_only = { "bool", nil, "--max-disk-usage binds the file tools only, and commands may run (which it does not bind)" },
   resolver = { "value", "auto|openat2|fallback", "how paths are resolved beneath the root" },

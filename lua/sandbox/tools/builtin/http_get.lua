@@ -34,8 +34,12 @@ return {
   end,
   -- the request in a forked copy of the process, its answer taken on a later turn
   start = function(ctx, a, done)
+    local now = false -- sb:http_get audits itself; a job's answer is audited here
     C.later(ctx, function() return net.http_start(ctx.sb, a.url, opts(a)) end,
-      function() return ctx.sb:http_get(a.url, opts(a)) end,
-      function(...) return render(a, ...) end, done)
+      function() now = true return ctx.sb:http_get(a.url, opts(a)) end,
+      function(r, msg, code)
+        if now then return render(a, r, msg, code) end
+        return render(a, net.audited(ctx.sb, a.url, r, msg, code))
+      end, done)
   end,
 }
