@@ -45,5 +45,11 @@ describe("the E2B test peer", function()
     assert.equal(204, (http("DELETE", urls.api .. "/sandboxes/" .. sbx.sandboxID, { ["X-API-Key"] = "peer-key" })))
     assert.equal(404, (stat(sbx.envdAccessToken)))
     assert.equal(404, (http("DELETE", urls.api .. "/sandboxes/" .. sbx.sandboxID, { ["X-API-Key"] = "peer-key" })))
+    -- as the API and envd: no `secure`, no token issued, and envd then takes any call
+    -- (api/internal/handlers/sandbox_create.go; envd/internal/api/auth.go, WithAuthorization)
+    local open = peer_lib.create(urls, "peer-key", 30, true)
+    assert.is_nil(open.envdAccessToken)
+    assert.equal(200, (http("POST", rpc, { ["Content-Type"] = "application/json", ["Connect-Protocol-Version"] = "1",
+      ["E2b-Sandbox-Id"] = open.sandboxID }, '{"path":"/home/user"}')))
   end)
 end)

@@ -86,6 +86,54 @@ describe("RemoteSandbox", function()
       assert.is_nil(listed()[id])
     end)
 
+    it("is created secure: envd takes only calls carrying its access token", function()
+      local sb = assert(new {})
+      local code, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id, { ["X-API-Key"] = KEY })
+      assert.equal(200, code)
+      local token = json.decode(body).envdAccessToken
+      assert.is_string(token) -- issued for secure = true only (the API's sandbox_create.go)
+      assert.is_true(#token > 0)
+      assert.equal("kept", (sb:write_file("t", "kept") and sb:read_file("t"))) -- and ours carries it
+      local raw = peer_lib.http("GET", peer.envd .. "/files?path=/home/user/t", { ["E2B-Sandbox-Id"] = sb.sandbox_id })
+      assert.equal(401, raw)
+      sb:dispose()
+    end)
+
+    it("reports the edge's 409 (pausing or resuming) as EAGAIN with its words, not as a file that exists", function()
+      local sb = assert(new {})
+      assert(sb:write_file("a", "1"))
+      assert.equal(204, (peer_lib.http("POST", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/transition",
+        { ["X-API-Key"] = KEY, ["Content-Type"] = "application/json" }, '{"ms":1500}')))
+      for _, call in ipairs { function() return sb:stat("a") end, function() return sb:write_file("b", "2") end,
+                              function() return sb:mkdir("d") end, function() return sb:read_file("a") end } do
+        local ok, msg, code = call()
+        assert.is_nil(ok)
+        assert.equal("EAGAIN", code)
+        assert.matches("still transitioning", msg)
+      end
+      sh.run("sleep 1.6")
+      assert.equal("1", sb:read_file("a"))
+      sb:dispose()
+    end)
+
+    it("keeps a replaced file's mode: an edited script stays executable", function()
+      local sb = assert(new {})
+      assert(sb:write_file("run.sh", "#!/bin/sh\necho one\n"))
+      assert.equal(0, assert(sb:exec("chmod", { "755", "run.sh" })).exit_code)
+      assert(sb:write_file("run.sh", "#!/bin/sh\necho two\n"))
+      assert.equal(tonumber("755", 8), assert(sb:stat("run.sh")).mode % 512)
+      assert.equal("two\n", assert(sb:exec("./run.sh")).stdout)
+      assert(sb:write_file("plain.txt", "a"))
+      local calls = function()
+        local _, body = peer_lib.http("GET", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/calls", { ["X-API-Key"] = KEY })
+        return json.decode(body)["/process.Process/Start"] or 0
+      end
+      local before = calls()
+      assert(sb:write_file("plain.txt", "b")) -- a plain file's mode is a new file's: no command for it
+      assert.equal(before, calls())
+      sb:dispose()
+    end)
+
     it("is kept alive by keep_alive, and listed by sandbox.remote_list", function()
       local sb = assert(new { timeout = 1 })
       assert.is_true(sb:keep_alive(30))
@@ -236,11 +284,18 @@ describe("RemoteSandbox", function()
       { "exit 0", 0 }, { "exit 3", 3 }, { "exit 255", 255 },
       { "kill -TERM $$", 143, "SIGTERM" }, { "kill -KILL $$", 137, "SIGKILL" },
       { "kill -INT $$", 130, "SIGINT" }, { "kill -SEGV $$", 139, "SIGSEGV" },
+      { "kill -USR1 $$", 138, "SIGUSR1" }, { "kill -PIPE $$", 141, "SIGPIPE" }, { "kill -BUS $$", 135, "SIGBUS" },
+      { "kill -XCPU $$", 152, "SIGXCPU" }, { "kill -ALRM $$", 142, "SIGALRM" },
     } do
-      it(("reports %q as exit_code %d"):format(c[1], c[2]), function()
+      -- envd's end event carries `error` for every non-zero exit and signal
+      -- (cmd.Wait()'s *exec.ExitError: envd process/handler/handler.go,
+      -- Handler.Wait; the peer does the same): it is not a failed start
+      it(("reports %q as exit_code %d, not as a command that could not run"):format(c[1], c[2]), function()
         local r = assert(sb:exec("sh", { "-c", c[1] }))
         assert.equal(c[2], r.exit_code)
         assert.equal(c[3], r.signal)
+        assert.is_nil(r.status_lost)
+        assert.is_nil(r.error)
       end)
     end
 

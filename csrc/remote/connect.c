@@ -101,7 +101,7 @@ sb_code sb_connect_http_code(long status) {
   case 401:
   case 403: return SB_EACCES;
   case 404: return SB_ENOENT;
-  case 409: return SB_EEXIST;
+  case 409: return SB_EAGAIN; /* the edge: the sandbox is pausing or resuming ("try again in a moment") */
   case 413:
   case 507: return SB_ENOSPC;
   default: return SB_EIO;

@@ -92,6 +92,10 @@ sb_code sb_remote_create(const sb_mem *m, const sb_remote_engine *g, const sb_re
   sb_jw_cstr(&w, s->template_id ? s->template_id : "base");
   sb_jw_key(&w, "timeout");
   sb_jw_int(&w, s->timeout);
+  /* an envd access token, as E2B's SDK asks by default: without one envd
+   * serves anyone who knows the sandbox's id (envd api/auth.go) */
+  sb_jw_key(&w, "secure");
+  sb_jw_bool(&w, true);
   pairs(&w, "metadata", s->metadata);
   pairs(&w, "envVars", s->env);
   if (s->internet >= 0) {

@@ -45,10 +45,33 @@ static sb_code below(const rnode *dir, const sb_path *p, unsigned from, rnode *o
   return SB_OK;
 }
 
+#define NEW_FILE_MODE 0644 /* what envd gives a file it makes (umask 022) */
+
+static sb_code on_chmod(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  if (ev->kind == SB_REV_END) *(int *)ud = ev->exited ? ev->exit_code : -1;
+  return SB_OK;
+}
+
+/* chmod MODE on an absolute path in the engine, through a command. */
+static sb_code chmod_remote(sb_fs *fs, const char *path, unsigned mode, sb_err *e) {
+  rfs *r = RF(fs);
+  char m[8];
+  snprintf(m, sizeof m, "%04o", mode);
+  const char *args[] = {m, "--", path + 1, NULL}; /* from "/": the engine's filesystem root */
+  sb_rproc_spec s = {.cmd = "chmod", .args = args, .cwd = "/", .deadline = 30, .keepalive = 1};
+  int status = -1;
+  sb_code c = sb_envd_start(&fs->mem, &r->d, &s, on_chmod, &status, e);
+  if (c == SB_OK && status != 0)
+    c = sb_failf(e, SB_EIO, "remote: the file's mode (%s) could not be kept: chmod ended with %d; nothing written", m,
+                 status);
+  return c;
+}
+
 static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
   rfs *r = RF(fs);
   if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
   rnode *dir = &r->n[0], *old = &r->n[1];
+  bool existed = false;
   unsigned miss;
   sb_code c = sb_rm_find_parent(fs, p, o->parents, dir, &miss, e);
   if (c != SB_OK) return c;
@@ -59,6 +82,7 @@ static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     size_t rl;
     if (!sb_rm_join(old->rel, &rl, dir->rel, dir->rlen, name, nlen)) return sb_fail(e, SB_ENAMETOOLONG, NULL);
     c = sb_rm_stat(fs, old->rel, rl, old, e);
+    existed = c == SB_OK;
     if (c == SB_OK) {
       if (old->type == SB_T_DIR) return sb_fail(e, SB_EISDIR, NULL);
       if (old->type == SB_T_SYMLINK) return sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
@@ -79,7 +103,11 @@ static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
     return sb_fail(e, SB_ENAMETOOLONG, NULL);
   if ((c = sb_rm_plain(sb_envd_write(&fs->mem, &r->d, tmp, data, len, e), e)) != SB_OK)
     return c; /* envd makes the parents */
-  if ((c = sb_rm_plain(sb_envd_move(&fs->mem, &r->d, tmp, path, e), e)) != SB_OK) {
+  /* the replaced file's mode goes to the new bytes before they take its
+   * place (an edited script keeps +x, as on the local backends); envd has
+   * no chmod call: a command does it, only for a mode a new file lacks */
+  if (existed && (old->mode & 0777) != NEW_FILE_MODE) c = chmod_remote(fs, tmp, old->mode & 0777, e);
+  if (c != SB_OK || (c = sb_rm_plain(sb_envd_move(&fs->mem, &r->d, tmp, path, e), e)) != SB_OK) {
     sb_err ignore;
     sb_envd_remove(&fs->mem, &r->d, tmp, &ignore);
   }

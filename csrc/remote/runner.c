@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,23 +98,17 @@ static void rp_kill(sb_proc *b, int sig) {
 
 /* envd's words for a signal ("signal: killed" from Go, "signal: SIGTERM"
  * from Node) as its number. */
+/* The signal in envd's status ("signal: terminated", Go's words, perhaps
+ * with " (core dumped)"): Go names signals as the C library describes them,
+ * lower-cased, so strsignal's text is the table. */
 static int signal_of(const char *status) {
-  static const struct {
-    const char *go, *name;
-    int sig;
-  } t[] = {{"killed", "SIGKILL", SIGKILL},
-           {"terminated", "SIGTERM", SIGTERM},
-           {"interrupt", "SIGINT", SIGINT},
-           {"hangup", "SIGHUP", SIGHUP},
-           {"quit", "SIGQUIT", SIGQUIT},
-           {"aborted", "SIGABRT", SIGABRT},
-           {"segmentation fault", "SIGSEGV", SIGSEGV},
-           {"broken pipe", "SIGPIPE", SIGPIPE},
-           {"user defined signal 1", "SIGUSR1", SIGUSR1},
-           {"user defined signal 2", "SIGUSR2", SIGUSR2}};
   const char *s = strncmp(status, "signal: ", 8) == 0 ? status + 8 : status;
-  for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-    if (strncmp(s, t[i].go, strlen(t[i].go)) == 0 || strcmp(s, t[i].name) == 0) return t[i].sig;
+  for (int sig = 1; sig < NSIG; sig++) {
+    const char *d = strsignal(sig), *abbrev = sigabbrev_np(sig);
+    size_t n = d ? strlen(d) : 0;
+    if (n && strncasecmp(s, d, n) == 0 && (s[n] == '\0' || s[n] == ' ')) return sig;
+    if (abbrev && strncmp(s, "SIG", 3) == 0 && strcmp(s + 3, abbrev) == 0) return sig;
+  }
   return SIGKILL; /* ended by a signal envd did not name */
 }
 

@@ -110,8 +110,12 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
     v->exit_code = ev->exit_code;
     v->exited = ev->exited;
     v->timed_out = ev->timed_out;
-    snprintf(v->text, sizeof v->text, "%s", ev->error ? ev->error : ev->status ? ev->status : "");
-    v->code = ev->error ? SB_EIO : SB_OK; /* the error, not the status, says it could not run */
+    /* envd's end is cmd.Wait()'s outcome: its error is the same words as
+     * the status for any non-zero exit or signal ("exit status 1"), never
+     * "did not start" (that fails the Start call): exited, exitCode and
+     * status decide (envd: process/handler/handler.go, Handler.Wait) */
+    snprintf(v->text, sizeof v->text, "%s", ev->status ? ev->status : ev->error ? ev->error : "");
+    v->code = SB_OK;
   }
   push(p->rr, v);
   return SB_OK;

@@ -74,9 +74,10 @@ function M.netns()
 end
 
 --- A new sandbox on the peer: its JSON (sandboxID, envdAccessToken, ...).
-function M.create(peer, key, timeout)
+function M.create(peer, key, timeout, insecure)
   local code, body = M.http("POST", peer.api .. "/v2/sandboxes", { ["X-API-Key"] = key,
-    ["Content-Type"] = "application/json" }, ('{"templateID":"base","timeout":%d}'):format(timeout or 60))
+    ["Content-Type"] = "application/json" }, ('{"templateID":"base","timeout":%d,"secure":%s}'):format(timeout or 60,
+    insecure and "false" or "true"))
   assert(code == 201, body)
   return json.decode(body)
 end

@@ -69,8 +69,10 @@ function sandboxOf(headers) {
   const id = headers.get ? headers.get("e2b-sandbox-id") : headers["e2b-sandbox-id"];
   const sb = sandboxes.get(id);
   if (!sb) throw new ConnectError("sandbox not found", Code.NotFound);
+  // as envd (envd/internal/api/auth.go, WithAuthorization): with no access
+  // token set every request passes; with one, a request must carry it
   const token = headers.get ? headers.get("x-access-token") : headers["x-access-token"];
-  if (token !== sb.token) throw new ConnectError("invalid access token", Code.Unauthenticated);
+  if (sb.token && token !== sb.token) throw new ConnectError("invalid access token", Code.Unauthenticated);
   return sb;
 }
 
@@ -121,11 +123,18 @@ function startProcess(sb, req, deadlineMs) {
   child.stderr.on("data", out("stderr"));
   let timer = null;
   if (deadlineMs > 0) timer = setTimeout(() => kill(p, "SIGKILL"), deadlineMs); // the deadline is the process's lifetime
+  // as envd (envd/internal/services/process/handler/handler.go, Handler.Wait):
+  // the end event is cmd.Wait()'s outcome: ExitCode() (-1 after a signal),
+  // Exited(), ProcessState.String() ("exit status 3", "signal: terminated",
+  // Go's words for the signal), and `error` = Wait's error, which is that
+  // same text for ANY non-zero exit or signal (an *exec.ExitError), absent
+  // only for exit 0. It never means "did not start": that fails Start.
   const finish = (code, signal, error) => {
     if (p.end) return;
     if (timer) clearTimeout(timer);
-    p.end = { exitCode: code ?? -1, exited: code !== null && code !== undefined,
-              status: signal ? `signal: ${signal === "SIGKILL" ? "killed" : signal}` : `exit status ${code}`, error };
+    const status = signal ? `signal: ${GO_SIGNAL[signal] || signal}` : `exit status ${code}`;
+    p.end = { exitCode: signal ? -1 : code ?? -1, exited: !signal && code !== null && code !== undefined, status,
+              error: error ?? (signal || code !== 0 ? status : undefined) };
     push({ case: "end", value: p.end });
     setTimeout(() => sb.procs.delete(p.pid), 30000).unref(); // a late Connect still finds the result
   };
@@ -133,6 +142,17 @@ function startProcess(sb, req, deadlineMs) {
   child.on("close", (code, signal) => finish(code, signal));
   return p;
 }
+
+// Go's names of the signals (syscall.Signal.String(), zerrors_linux_amd64.go),
+// which ProcessState.String() prints after "signal: "
+const GO_SIGNAL = {
+  SIGHUP: "hangup", SIGINT: "interrupt", SIGQUIT: "quit", SIGILL: "illegal instruction",
+  SIGTRAP: "trace/breakpoint trap", SIGABRT: "aborted", SIGBUS: "bus error", SIGFPE: "floating point exception",
+  SIGKILL: "killed", SIGUSR1: "user defined signal 1", SIGSEGV: "segmentation fault", SIGUSR2: "user defined signal 2",
+  SIGPIPE: "broken pipe", SIGALRM: "alarm clock", SIGTERM: "terminated", SIGXCPU: "CPU time limit exceeded",
+  SIGXFSZ: "file size limit exceeded", SIGVTALRM: "virtual timer expired", SIGPROF: "profiling timer expired",
+  SIGSYS: "bad system call",
+};
 
 const FAKES = {
   "no-grep-z": { bin: "/usr/bin/grep", say: "grep: invalid option -- z", exit: 2 }, // a grep without -z
@@ -387,6 +407,12 @@ const envd = http.createServer(later((req, res) => {
   const url = new URL(req.url, "http://envd");
   const counted = sandboxes.get(req.headers["e2b-sandbox-id"]); // what a test may ask of GET /sandboxes/{id}/calls
   if (counted) counted.calls[url.pathname] = (counted.calls[url.pathname] ?? 0) + 1;
+  // as the edge proxy while a sandbox pauses or resumes (infra
+  // shared/pkg/proxy/template/sandbox_still_transitioning.go): HTTP 409 and
+  // its JSON, not a Connect error, for every call
+  if (counted && Date.now() < (counted.transitionUntil ?? 0))
+    return send(res, 409, { sandboxId: counted.id, message: "The sandbox is still transitioning. Try again in a moment.",
+                            code: 409 });
   if (url.pathname === "/health") return send(res, 204, "");
   if (url.pathname === "/files") return files(req, res, url).catch((e) => send(res, 500, { code: 500, message: String(e) }));
   return connect(req, res);
@@ -398,7 +424,10 @@ function newSandbox(body) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-"));
   fs.mkdirSync(path.join(root, HOME), { recursive: true });
   const sb = {
-    id, root, token: randomBytes(16).toString("hex"), template: body.templateID || "base", metadata: body.metadata || {},
+    // as the API (api/internal/handlers/sandbox_create.go): an envd access
+    // token only for `secure: true` (the SDK sends it by default)
+    id, root, token: body.secure === true ? randomBytes(16).toString("hex") : undefined,
+    template: body.templateID || "base", metadata: body.metadata || {},
     envs: body.envVars || {}, procs: new Map(), started: new Date(), calls: {},
   };
   sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000;
@@ -439,6 +468,10 @@ const api = http.createServer(later(async (req, res) => {
   if (m && req.method === "GET" && !m[2]) return send(res, 200, info(sb));
   if (m && req.method === "DELETE" && !m[2]) { destroy(sb); return send(res, 204, ""); }
   if (m && req.method === "GET" && m[2] === "/calls") return send(res, 200, sb.calls); // the peer's own, for tests
+  if (m && req.method === "POST" && m[2] === "/transition") { // the peer's own, for tests: the edge's 409 for ms
+    sb.transitionUntil = Date.now() + (body.ms ?? 1000);
+    return send(res, 204, "");
+  }
   if (m && req.method === "POST" && m[2] === "/timeout") { sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000; return send(res, 204, ""); }
   if (m && req.method === "POST" && m[2] === "/connect") {
     sb.timeoutAt = Math.max(sb.timeoutAt, Date.now() + (body.timeout ?? 15) * 1000);
