@@ -73,6 +73,8 @@ return {
       meaning = "confine commands (see [Confinement](SECURITY.md#confinement-of-commands)): `true`, `{namespaces = false}` (a weaker level, chosen explicitly), `{tmp_size = size}`, or `false` (opt out); a layer that cannot be set up makes commands fail closed with `ENOTSUP`" },
     { names = { "allow_outbound" },
       meaning = "`false`: commands have no network (the sandbox's own network namespace, with only a loopback)" },
+    { names = { "secrets" },
+      meaning = [[`{{host =, header =, value = or value_from_env =}, ...}`: credentials the proxy sets on the way out, replacing the command's own header, on plain-HTTP requests to `host` (the `allowed_hosts` syntax, port included; it must be allowed); the value never enters the sandbox. HTTPS to such a host is refused (403, `X-Sandbox-Error: secret-needs-plain-http`) until TLS interception lands. See [Secrets](SECURITY.md#secrets)]] },
     { names = { "memory_limit" },
       meaning = [[per command, bytes or `"512MB"`: cgroup memory limit (OOM kill reported as `oom = true`)]] },
     { names = { "cpu_limit" },

@@ -55,6 +55,7 @@
 ---@field read_roots? string[]
 ---@field resolver? "auto"|"openat2"|"fallback" default: "auto"
 ---@field rules? {deny?: string[], allow?: string[]}
+---@field secrets? {host: string, header: string, value?: string, value_from_env?: string}[]
 ---@field user? {uid: integer, gid: integer}
 
 ---sandbox.overlay{}: copy-on-write over base_dir
@@ -92,6 +93,7 @@
 ---@field read_roots? string[]
 ---@field resolver? "auto"|"openat2"|"fallback" default: "auto"
 ---@field rules? {deny?: string[], allow?: string[]}
+---@field secrets? {host: string, header: string, value?: string, value_from_env?: string}[]
 ---@field state_dir? string
 ---@field user? {uid: integer, gid: integer}
 

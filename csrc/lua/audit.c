@@ -283,7 +283,7 @@ static void drain(lua_State *L, sb_sandbox *sb, bool protect) {
     lua_createtable(L, 0, 12);
     lua_pushnumber(L, ev->time);
     lua_setfield(L, -2, "time");
-    set_str(L, "kind", ev->what == SB_NE_END ? "net_end" : "net");
+    set_str(L, "kind", ev->what == SB_NE_END ? "net_end" : ev->what == SB_NE_SECRET ? "secret_injected" : "net");
     set_str(L, "server", ev->server);
     if (ev->host[0]) set_str(L, "host", ev->host);
     if (ev->port) set_int(L, "port", ev->port);
@@ -291,6 +291,8 @@ static void drain(lua_State *L, sb_sandbox *sb, bool protect) {
     if (ev->what == SB_NE_END) {
       set_int(L, "bytes_up", (lua_Integer)ev->up);
       set_int(L, "bytes_down", (lua_Integer)ev->down);
+    } else if (ev->what == SB_NE_SECRET) {
+      set_str(L, "header", ev->why); /* the name only: the value never leaves the proxy */
     } else {
       lua_pushboolean(L, ev->what == SB_NE_ALLOW);
       lua_setfield(L, -2, "allowed");

@@ -43,6 +43,34 @@ static int add_rules(lua_State *L, sb_sandbox *sb, int opts, const char *key, sb
   return 0;
 }
 
+/* secrets (checked by lua/sandbox/net.lua): {{host =, header =, value =}, ...}. */
+static int add_secrets(lua_State *L, sb_sandbox *sb, int opts, sb_netpolicy *p, sb_err *e) {
+  if (lua_getfield(L, opts, "secrets") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_Integer n = luaL_len(L, -1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    lua_getfield(L, -1, "host");
+    lua_getfield(L, -2, "header");
+    lua_getfield(L, -3, "value");
+    size_t hl = 0, nl = 0, vl = 0;
+    const char *host = lua_tolstring(L, -3, &hl), *name = lua_tolstring(L, -2, &nl), *value = lua_tolstring(L, -1, &vl);
+    sb_hostrule r;
+    char why[300];
+    if (!host || !name || !value || !sb_hostrule_parse(host, hl, &r, why, sizeof why)) {
+      sb_failf(e, SB_EINVAL, "secrets[%d]: %s", (int)i, host && name && value ? why : "host, header and value needed");
+      lua_pop(L, 5);
+      return -1;
+    }
+    if (!sb_netpolicy_add_secret(&sb->fs.mem, p, &r, name, nl, value, vl)) luaL_error(L, "not enough memory");
+    lua_pop(L, 4);
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
 int sb_lua_net_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e) {
   opts = lua_absindex(L, opts);
   sb_net *n = sb_malloc(&sb->fs.mem, sizeof *n);
@@ -55,7 +83,7 @@ int sb_lua_net_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e) {
   n->has_policy = lua_istable(L, -1);
   lua_pop(L, 1);
   if (add_rules(L, sb, opts, "allowed_hosts", &n->policy.allow, e) != 0 ||
-      add_rules(L, sb, opts, "denied_hosts", &n->policy.deny, e) != 0)
+      add_rules(L, sb, opts, "denied_hosts", &n->policy.deny, e) != 0 || add_secrets(L, sb, opts, &n->policy, e) != 0)
     return -1;
   return 0;
 }

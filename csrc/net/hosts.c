@@ -121,10 +121,36 @@ bool sb_hostlist_add(const sb_mem *m, sb_hostlist *l, const sb_hostrule *r) {
   return true;
 }
 
+bool sb_netpolicy_add_secret(const sb_mem *m, sb_netpolicy *p, const sb_hostrule *r, const char *header, size_t hlen,
+                             const char *value, size_t vlen) {
+  sb_secret *v = sb_realloc(m, p->secrets, p->nsecrets * sizeof *v, (p->nsecrets + 1) * sizeof *v);
+  if (!v) return false;
+  p->secrets = v;
+  sb_secret *s = &v[p->nsecrets];
+  s->rule = *r;
+  s->hlen = hlen;
+  s->vlen = vlen;
+  if (!(s->header = sb_memdup(m, header, hlen))) return false;
+  if (!(s->value = sb_memdup(m, value, vlen))) {
+    sb_free(m, s->header, hlen + 1);
+    return false;
+  }
+  p->nsecrets++;
+  return true;
+}
+
 void sb_netpolicy_free(const sb_mem *m, sb_netpolicy *p) {
   sb_free(m, p->allow.v, p->allow.n * sizeof *p->allow.v);
   sb_free(m, p->deny.v, p->deny.n * sizeof *p->deny.v);
+  for (size_t i = 0; i < p->nsecrets; i++) {
+    explicit_bzero(p->secrets[i].value, p->secrets[i].vlen); /* nothing of it left in freed memory */
+    sb_free(m, p->secrets[i].value, p->secrets[i].vlen + 1);
+    sb_free(m, p->secrets[i].header, p->secrets[i].hlen + 1);
+  }
+  sb_free(m, p->secrets, p->nsecrets * sizeof *p->secrets);
   p->allow = p->deny = (sb_hostlist){0};
+  p->secrets = NULL;
+  p->nsecrets = 0;
 }
 
 /* The address of sa in 16 bytes (v4 as itself, v4-mapped v6 unwrapped). */
@@ -230,6 +256,22 @@ static bool literal(const char *host, uint8_t a[16], int *fam) {
     return true;
   }
   return false;
+}
+
+const sb_secret *sb_net_secret_for(const sb_netpolicy *p, const char *host, uint16_t port) {
+  char low[256];
+  size_t hlen = strlen(host);
+  if (!p->nsecrets || hlen == 0 || hlen >= sizeof low) return NULL;
+  for (size_t i = 0; i <= hlen; i++) low[i] = (char)tolower((unsigned char)host[i]);
+  while (hlen > 1 && low[hlen - 1] == '.') low[--hlen] = '\0';
+  uint8_t a[16];
+  int fam;
+  bool lit = literal(low, a, &fam);
+  for (size_t i = 0; i < p->nsecrets; i++) {
+    const sb_hostrule *r = &p->secrets[i].rule;
+    if (lit ? addr_rule_matches(r, fam, a, port) : name_rule_matches(r, low, hlen, port)) return &p->secrets[i];
+  }
+  return NULL;
 }
 
 bool sb_net_host_allowed(const sb_netpolicy *p, const char *host, uint16_t port, char *why, size_t n) {

@@ -30,14 +30,31 @@ typedef struct sb_hostlist {
   size_t n;
 } sb_hostlist;
 
+/* A credential the proxy adds on the way out (secrets): the header it sets
+ * on requests to hosts the rule matches. The value lives on the host side
+ * only (never in a command's environment, files or memory). */
+typedef struct sb_secret {
+  sb_hostrule rule;
+  char *header, *value; /* NUL-terminated */
+  size_t hlen, vlen;
+} sb_secret;
+
 typedef struct sb_netpolicy {
   sb_hostlist allow, deny;
+  sb_secret *secrets;
+  size_t nsecrets;
 } sb_netpolicy;
 
 /* Parses one entry; false with a message in why. */
 bool sb_hostrule_parse(const char *s, size_t len, sb_hostrule *out, char *why, size_t whylen);
 bool sb_hostlist_add(const sb_mem *m, sb_hostlist *l, const sb_hostrule *r);
+/* Keep a secret (copies header and value); false on out-of-memory. */
+bool sb_netpolicy_add_secret(const sb_mem *m, sb_netpolicy *p, const sb_hostrule *r, const char *header, size_t hlen,
+                             const char *value, size_t vlen);
+/* Frees the lists; secret values are wiped first. */
 void sb_netpolicy_free(const sb_mem *m, sb_netpolicy *p);
+/* The secret for requests to host:port, or NULL (the first that matches). */
+const sb_secret *sb_net_secret_for(const sb_netpolicy *p, const char *host, uint16_t port);
 
 /* Before resolving: may `host` (a name or an IP literal) on `port` be
  * contacted at all? Deny wins; then an allow entry must match. */

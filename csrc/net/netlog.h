@@ -13,7 +13,7 @@
 
 #define SB_NETLOG_MAX 4096
 
-enum { SB_NE_ALLOW, SB_NE_REFUSE, SB_NE_END };
+enum { SB_NE_ALLOW, SB_NE_REFUSE, SB_NE_END, SB_NE_SECRET /* why: the header's name */ };
 
 typedef struct sb_netevent {
   double time; /* wall clock */

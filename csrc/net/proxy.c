@@ -11,6 +11,7 @@ typedef struct preq {
   char host[256];
   uint16_t port;
   bool tunnel; /* CONNECT */
+  const sb_secret *secret; /* set on the request upstream (audited when it goes) */
   char *up; /* the head to send upstream (plain HTTP) */
   size_t uplen, upcap;
 } preq;
@@ -21,7 +22,10 @@ static void preq_free(sb_netconn *c) {
   preq *q = c->ud;
   if (!q) return;
   const sb_mem *m = c->srv->mem;
-  if (q->up) sb_free(m, q->up, q->upcap);
+  if (q->up) {
+    if (q->secret) explicit_bzero(q->up, q->upcap); /* it held a secret's value */
+    sb_free(m, q->up, q->upcap);
+  }
   sb_free(m, q, sizeof *q);
   c->ud = NULL;
 }
@@ -88,6 +92,7 @@ static void on_resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *res) {
       refuse_blocked(c, msg);
     } else {
       sb_netconn_log(c, SB_NE_ALLOW, 0, "allowed_hosts");
+      if (q->secret) sb_netconn_log(c, SB_NE_SECRET, 0, q->secret->header);
       c->log_end = true; /* its bytes each way are recorded when it closes */
       if (q->tunnel) sb_netconn_connect(c, ok->ai_addr, "HTTP/1.1 200 Connection Established\r\n\r\n", NULL, 0);
       else sb_netconn_connect(c, ok->ai_addr, NULL, q->up, q->uplen);
@@ -114,20 +119,38 @@ static bool plain_request(sb_netconn *c, preq *q, const char *method, const char
   snprintf(line, sizeof line, "%s %s%.*s %.*s", method, *path == '/' ? "" : "/", (int)strcspn(path, "#"), path,
            (int)(eol - version), version);
   snprintf(extra, sizeof extra, "Host: %.*s\r\nConnection: close\r\n", (int)(path - auth), auth);
-  static const char *const drop[] = {"Host",       "Connection", "Proxy-Connection", "Proxy-Authorization",
-                                     "Keep-Alive", NULL};
-  size_t cap = len + sizeof extra + 16;
+  /* a secret for this host: its header set here, whatever the command sent
+   * in its place (the value never crosses into the sandbox) */
+  const sb_secret *sec = sb_net_secret_for(proxy_of(c)->policy, q->host, q->port);
+  const char *drop[] = {
+      "Host", "Connection", "Proxy-Connection", "Proxy-Authorization", "Keep-Alive", sec ? sec->header : NULL, NULL};
+  size_t cap = len + sizeof extra + 16 + (sec ? sec->hlen + sec->vlen + 4 : 0);
   q->up = sb_malloc(c->srv->mem, cap);
   if (!q->up) {
     snprintf(why, whylen, "out of memory");
     return false;
   }
   q->upcap = cap;
-  q->uplen = sb_http_rewrite(head, len, line, drop, extra, q->up, cap);
+  char *add = extra;
+  if (sec) { /* extra plus the secret's line, built in the request's own buffer's tail */
+    size_t el = strlen(extra), need = el + sec->hlen + sec->vlen + 5;
+    add = sb_malloc(c->srv->mem, need);
+    if (!add) {
+      snprintf(why, whylen, "out of memory");
+      return false;
+    }
+    snprintf(add, need, "%s%s: %s\r\n", extra, sec->header, sec->value);
+  }
+  q->uplen = sb_http_rewrite(head, len, line, drop, add, q->up, cap);
+  if (sec) {
+    explicit_bzero(add, strlen(add));
+    sb_free(c->srv->mem, add, sec->hlen + sec->vlen + strlen(extra) + 5);
+  }
   if (!q->uplen) {
     snprintf(why, whylen, "request head too large");
     return false;
   }
+  q->secret = sec;
   return true;
 }
 
@@ -149,6 +172,19 @@ static void on_head(sb_netconn *c, const char *head, size_t len) {
     if (!split_authority(target, strlen(target), 0, q->host, sizeof q->host, &q->port)) {
       preq_free(c);
       sb_netconn_refuse(c, 400, "bad-request", "sandbox proxy: CONNECT needs host:port");
+      return;
+    }
+    if (sb_net_secret_for(proxy_of(c)->policy, q->host, q->port)) {
+      /* a tunnel would carry the request past the proxy without its secret:
+       * refused, with the reason, rather than sent unauthenticated */
+      snprintf(c->host, sizeof c->host, "%s", q->host);
+      c->port = q->port;
+      snprintf(why, sizeof why,
+               "sandbox proxy: %.200s:%u has a secret the proxy adds to plain HTTP requests; adding it to HTTPS needs "
+               "TLS interception, which this version does not have (use http:// for it, or no secret)",
+               q->host, q->port);
+      preq_free(c);
+      sb_netconn_refuse(c, 403, "secret-needs-plain-http", why);
       return;
     }
   } else if (strncasecmp(target, "http://", 7) == 0) {

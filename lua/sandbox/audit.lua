@@ -39,6 +39,10 @@ local function policy_of(o)
     if o[k] ~= nil then p[k] = o[k] end
   end
   if o.env and next(o.env) then p.env_names = names(o.env) end
+  if o.secrets and o.secrets[1] then -- where each goes and as which header; never the value
+    p.secrets = {}
+    for i, x in ipairs(o.secrets) do p.secrets[i] = { host = x.host, header = x.header } end
+  end
   return p
 end
 
@@ -182,6 +186,9 @@ local SHOW = {
   net_end = function(e)
     return fmt("%s %s:%s closed: %s bytes up, %s down", e.server, short(e.host), short(e.port),
       short(e.bytes_up), short(e.bytes_down))
+  end,
+  secret_injected = function(e)
+    return fmt("proxy set %s on a request to %s:%s", short(e.header), short(e.host), short(e.port))
   end,
   http_get = function(e)
     return fmt("http_get %s %s", short(e.url), e.ok and ("status " .. short(e.status)) or ("refused: "

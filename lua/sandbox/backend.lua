@@ -24,6 +24,7 @@ function M.define(kind, spec)
   local confined = spec.commands and spec.confine ~= false
   if spec.commands then parts[#parts + 1] = exec.options end
   if confined then parts[#parts + 1] = confine.options end
+  if confined then parts[#parts + 1] = net.secret_options end -- the proxy adds them: local commands only
   local schema = options.schema((table.unpack or unpack)(parts))
   local make = core[kind]
   return {
@@ -36,6 +37,7 @@ function M.define(kind, spec)
       local sb, msg, code = make(o)
       if not sb then return nil, msg, code end
       net.publish(sb, o)
+      net.secrets_check(who, sb, o)
       local ok, amsg, acode = audit.start(sb, kind, o)
       if not ok then
         sb:dispose()

@@ -24,6 +24,97 @@ M.options = {
   denied_hosts = { check = hosts, type = "string[]" },
 }
 
+-- ---- secrets: credentials the proxy adds on the way out ----------------------
+
+-- Headers a secret may not set: they frame the request or belong to the
+-- proxy (a secret there would change what the request is, not who asks).
+local NOT_SECRET = { host = true, ["content-length"] = true, ["transfer-encoding"] = true, connection = true,
+                     ["keep-alive"] = true, upgrade = true, te = true, trailer = true,
+                     ["proxy-authorization"] = true, ["proxy-connection"] = true }
+
+local function secret_value(v, where)
+  if type(v) ~= "string" or v == "" then return nil, where .. " must be a non-empty string" end
+  if v:find("[\r\n%z]") then return nil, where .. " must not contain CR, LF or NUL" end
+  return v
+end
+
+local function secrets(v)
+  if type(v) ~= "table" then return nil, "must be an array of {host =, header =, value = | value_from_env =}" end
+  local out = {}
+  for i, x in ipairs(v) do
+    local at = fmt("[%d]", i)
+    if type(x) ~= "table" then return nil, at .. " must be a table" end
+    for k in pairs(x) do
+      if k ~= "host" and k ~= "header" and k ~= "value" and k ~= "value_from_env" then
+        return nil, fmt("%s has unknown key '%s' (allowed: host, header, value, value_from_env)", at, tostring(k))
+      end
+    end
+    if type(x.host) ~= "string" then return nil, at .. ".host must be a string" end
+    local ok, why = core.check_host(x.host)
+    if not ok then return nil, fmt("%s.host is not a host: %s", at, why) end
+    if x.host == "*" or x.host:match("^%*:") then
+      return nil, at .. ".host must name hosts: '*' would give the secret to every host the sandbox reaches"
+    end
+    if type(x.header) ~= "string" or not x.header:match("^[!#$%%&'*+.^_`|~%w%-]+$") then
+      return nil, at .. ".header must be a header name (letters, digits and !#$%&'*+.^_`|~-; no CR, LF or ':')"
+    end
+    if NOT_SECRET[x.header:lower()] then
+      return nil, fmt("%s.header '%s' frames the request or is the proxy's: not one a secret may set", at, x.header)
+    end
+    if (x.value == nil) == (x.value_from_env == nil) then
+      return nil, at .. " needs exactly one of value and value_from_env"
+    end
+    local value = x.value
+    if x.value_from_env ~= nil then
+      if type(x.value_from_env) ~= "string" or x.value_from_env == "" then
+        return nil, at .. ".value_from_env must name an environment variable"
+      end
+      value = os.getenv(x.value_from_env)
+      if value == nil then
+        return nil, fmt("%s.value_from_env: the host's environment has no %s", at, x.value_from_env)
+      end
+    end
+    local val, vwhy = secret_value(value, at .. (x.value ~= nil and ".value" or (" (" .. x.value_from_env .. ")")))
+    if not val then return nil, vwhy end
+    out[i] = { host = x.host, header = x.header, value = val }
+  end
+  return out
+end
+
+--- The option of backends whose commands go through the proxy.
+M.secret_options = { secrets = { check = secrets, type = "{host: string, header: string, value?: string, value_from_env?: string}[]" } }
+
+-- "host[:port]" as host and port (the port a plain request would use when
+-- none is given: what a secret's check of allowed_hosts asks about).
+local function host_port(h)
+  local host, port = h:match("^%[(.+)%]:(%d+)$")
+  if not host then host, port = h:match("^([^:]+):(%d+)$") end
+  if not host then host = h:match("^%[(.+)%]$") or h end
+  return host:gsub("^%*%.", "sub."), tonumber(port) or 80
+end
+
+--- After construction: every secret's host must be allowed (a secret is
+--- never sent where the sandbox may not go); sb.confinement.secrets lists
+--- the hosts and headers, never the values. Raises on a host not allowed.
+function M.secrets_check(who, sb, o)
+  if not o.secrets or #o.secrets == 0 then return end
+  if not o.allowed_hosts then
+    sb:dispose()
+    error(fmt("%s: secrets need allowed_hosts (a secret goes only to hosts the sandbox may reach)", who), 3)
+  end
+  local shown = {}
+  for i, x in ipairs(o.secrets) do
+    local host, port = host_port(x.host)
+    if not sb:host_allowed(host, port) then
+      sb:dispose()
+      error(fmt("%s: secrets[%d].host %s is not in allowed_hosts (a secret goes only to hosts the sandbox may reach)",
+        who, i, x.host), 3)
+    end
+    shown[i] = { host = x.host, header = x.header }
+  end
+  if type(sb.confinement) == "table" then sb.confinement.secrets = shown end
+end
+
 --- Options that only make sense together.
 function M.normalize(who, o)
   if o.denied_hosts and not o.allowed_hosts then

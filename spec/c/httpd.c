@@ -6,7 +6,8 @@
  *   httpd --client PORT       raw client: stdin to 127.0.0.1:PORT, the answer to stdout
  *
  * Routes: /hello, /big?n=BYTES, /redirect?to=URL, /slow?s=SECONDS,
- * /echo (the request head as the body); anything else is 404. */
+ * /echo (the request head as the body); anything else is 404. Each request
+ * line goes to LOG, each whole head to LOG.heads. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -29,8 +30,8 @@ static void send_all(int fd, const char *p, size_t n) {
 
 static void respond(int fd, int status, const char *extra, const char *body, size_t len) {
   char head[4096];
-  int n = snprintf(head, sizeof head, "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n",
-                   status, len, extra ? extra : "");
+  int n = snprintf(head, sizeof head, "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n", status,
+                   len, extra ? extra : "");
   send_all(fd, head, (size_t)n);
   send_all(fd, body, len);
 }
@@ -62,6 +63,14 @@ static void serve(int fd, const char *log) {
     size_t line = strcspn(buf, "\r\n");
     dprintf(lf, "%.*s\n", (int)line, buf);
     close(lf);
+  }
+  char heads[4200]; /* every head whole, beside the log: what arrived upstream, for the host's eyes only */
+  snprintf(heads, sizeof heads, "%s.heads", log);
+  int hf = open(heads, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (hf >= 0) {
+    char *end = strstr(buf, "\r\n\r\n");
+    dprintf(hf, "%.*s\n", end ? (int)(end - buf + 4) : (int)len, buf);
+    close(hf);
   }
   char method[16], target[8192], v[8192];
   if (sscanf(buf, "%15s %8191s", method, target) != 2) return;

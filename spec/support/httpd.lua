@@ -27,6 +27,13 @@ function M.start(bind)
     end
     return t
   end
+  function s.heads() -- every request head that arrived, as one string
+    local f = io.open(log .. ".heads")
+    if not f then return "" end
+    local t = f:read("*a")
+    f:close()
+    return t
+  end
   function s.stop()
     if not s.pipe then return end
     sh.run("kill " .. s.pid)

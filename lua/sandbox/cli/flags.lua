@@ -16,7 +16,8 @@ local concat, sort = table.concat, table.sort
 
 -- How each option is spelled. kind: "bool" (--x, --no-x), "value" (--x V),
 -- "list" (repeatable, appends), "nested" (repeatable, appends to opt[key][sub]),
--- "env" (--env NAME=VALUE), "user" (--user UID[:GID]). Options not here
+-- "env" (--env NAME=VALUE), "user" (--user UID[:GID]), "secret" (--secret
+-- HOST:HEADER=ENVVAR). Options not here
 -- (audit, files) have no flag: give them in a Lua --config file.
 local SPELLING = {
   max_read_bytes = { "value", "SIZE", "largest file a read returns" },
@@ -45,6 +46,7 @@ local SPELLING = {
   exec = { "bool", nil, "commands may run (--no-exec: files only)" },
   exec_timeout = { "value", "SECONDS", "default timeout of a command" },
   env = { "env", "NAME=VALUE", "a variable for commands (repeatable)" },
+  secrets = { "secret", "HOST:HEADER=ENVVAR", "the proxy sets HEADER to $ENVVAR (read from this environment, never from the flag) on plain-HTTP requests to HOST, which must be allowed; the value never enters the sandbox (repeatable)", flag = "secret" },
   inherit_env = { "bool", nil, "pass the host's environment on, without its secrets" },
   max_background_processes = { "value", "N", "background commands at once" },
   max_output_bytes = { "value", "SIZE", "output a command's result keeps" },
@@ -161,6 +163,12 @@ local function apply(o, f, flag, value, schema)
     o.env = e
   elseif k == "user" then
     o.user = user_of(value, flag)
+  elseif k == "secret" then -- the value itself never on a command line: other users see those
+    local host, header, var = value:match("^(.+):([^:=]+)=([%w_]+)$")
+    if not host then fail(fmt("--%s %s: expected HOST:HEADER=ENVVAR (the value comes from $ENVVAR)", flag, value)) end
+    local l = o.secrets or {}
+    l[#l + 1] = { host = host, header = header, value_from_env = var }
+    o.secrets = l
   end
 end
 
