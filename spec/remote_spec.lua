@@ -134,6 +134,23 @@ describe("RemoteSandbox", function()
       sb:dispose()
     end)
 
+    it("lists every page of the engine's sandboxes (X-Next-Token), not the first one only", function()
+      local paged = peer_lib.start(KEY, { page_size = 2 })
+      local made = {}
+      for i = 1, 5 do
+        made[i] = assert(sandbox.remote { api_url = paged.api, envd_url = paged.envd, api_key = KEY })
+      end
+      local seen = {}
+      for _, b in ipairs(assert(sandbox.remote_list { api_url = paged.api, api_key = KEY })) do
+        seen[b.sandbox_id] = true
+      end
+      for i = 1, 5 do
+        assert.is_true(seen[made[i].sandbox_id], "sandbox " .. i .. " was not listed")
+        made[i]:dispose()
+      end
+      paged.stop()
+    end)
+
     it("is kept alive by keep_alive, and listed by sandbox.remote_list", function()
       local sb = assert(new { timeout = 1 })
       assert.is_true(sb:keep_alive(30))

@@ -177,6 +177,10 @@ sb_code sb_remote_call(const sb_mem *m, const sb_rlink *t, const sb_rreq *rq, sb
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
   CURLcode rc = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &rs->status);
+  struct curl_header *h;
+  if (rc == CURLE_OK && curl_easy_header(c, "X-Next-Token", 0, CURLH_HEADER, -1, &h) == CURLHE_OK &&
+      strlen(h->value) < sizeof rs->next_token)
+    snprintf(rs->next_token, sizeof rs->next_token, "%s", h->value);
   curl_easy_cleanup(c);
   curl_slist_free_all(hl);
   if (s.oom) return sb_fail_oom(e);

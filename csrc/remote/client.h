@@ -52,6 +52,7 @@ typedef struct sb_rreq {
 typedef struct sb_rresp {
   long status;
   sb_buf body;
+  char next_token[512]; /* the X-Next-Token header of a paged listing ("": the last page) */
 } sb_rresp;
 
 /* One call: the response whatever its status (a transport failure is EIO).

@@ -13,8 +13,9 @@ static bool id_ok(const char *id) {
 }
 
 /* A REST call to the engine: the reply's JSON when it is 2xx with a body. */
-static sb_code rest(const sb_mem *m, const sb_remote_engine *g, const char *method, const char *path, const char *what,
-                    const char *body, sb_json *reply, sb_err *e) {
+/* One REST call; next (when given) gets a paged listing's X-Next-Token. */
+static sb_code rest_page(const sb_mem *m, const sb_remote_engine *g, const char *method, const char *path,
+                         const char *what, const char *body, sb_json *reply, char *next, size_t nlen, sb_err *e) {
   char url[1024], key[320];
   if (snprintf(url, sizeof url, "%s%s", g->api_url, path) >= (int)sizeof url)
     return sb_fail(e, SB_EINVAL, "api_url is too long");
@@ -40,8 +41,14 @@ static sb_code rest(const sb_mem *m, const sb_remote_engine *g, const char *meth
     sb_remote_mask(e, g->api_key);
   } else if (c == SB_OK && rs.body.len && sb_json_parse(reply, m, rs.body.p, rs.body.len, e) != SB_OK)
     c = sb_failf(e, SB_EIO, "remote: %s: the engine's reply is not JSON", what);
+  if (next) snprintf(next, nlen, "%s", c == SB_OK ? rs.next_token : "");
   sb_buf_free(m, &rs.body);
   return c;
+}
+
+static sb_code rest(const sb_mem *m, const sb_remote_engine *g, const char *method, const char *path, const char *what,
+                    const char *body, sb_json *reply, sb_err *e) {
+  return rest_page(m, g, method, path, what, body, reply, NULL, 0, e);
 }
 
 static void copy_field(const sb_json *d, size_t at, const char *name, char *out, size_t cap) {
@@ -152,15 +159,40 @@ sb_code sb_remote_kill(const sb_mem *m, const sb_remote_engine *g, const char *i
   return c;
 }
 
-sb_code sb_remote_list(const sb_mem *m, const sb_remote_engine *g, sb_remote_box_fn fn, void *ud, sb_err *e) {
-  sb_json d;
-  sb_code c = rest(m, g, "GET", "/v2/sandboxes", "list sandboxes", NULL, &d, e);
-  if (c == SB_OK && !sb_json_is(&d, 0, SB_JARR))
-    c = sb_fail(e, SB_EIO, "remote: list sandboxes: the reply is not a list");
-  for (size_t k = 0, i = 1; c == SB_OK && k < d.t[0].len; k++, i = d.t[i].next) {
-    sb_remote_box b;
-    if ((c = box_from(g, &d, i, "list sandboxes", &b, e)) == SB_OK) c = fn(ud, &b, e);
+/* The token as a query value: %XX for all but RFC 3986's unreserved. */
+static bool query_escape(const char *s, char *out, size_t n) {
+  static const char hx[] = "0123456789ABCDEF";
+  size_t o = 0;
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    bool plain = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || strchr("-._~", ch);
+    if (o + 4 >= n) return false;
+    if (plain) out[o++] = (char)ch;
+    else out[o++] = '%', out[o++] = hx[ch >> 4], out[o++] = hx[ch & 15];
   }
-  sb_json_free(&d);
+  out[o] = '\0';
+  return true;
+}
+
+/* Every page of GET /v2/sandboxes (at most 100 a page; X-Next-Token names
+ * the next, none after the last: openapi.yml, E2B's SDK paginator). */
+sb_code sb_remote_list(const sb_mem *m, const sb_remote_engine *g, sb_remote_box_fn fn, void *ud, sb_err *e) {
+  char next[512] = "", path[2200];
+  sb_code c = SB_OK;
+  for (int page = 0; c == SB_OK && (page == 0 || next[0]); page++) {
+    char tok[1600];
+    if (page >= 10000) return sb_fail(e, SB_EIO, "remote: list sandboxes: the engine's pages never end");
+    if (!query_escape(next, tok, sizeof tok)) return sb_fail(e, SB_EIO, "remote: list sandboxes: a bad page token");
+    snprintf(path, sizeof path, "/v2/sandboxes?limit=100%s%s", next[0] ? "&nextToken=" : "", tok);
+    sb_json d;
+    c = rest_page(m, g, "GET", path, "list sandboxes", NULL, &d, next, sizeof next, e);
+    if (c == SB_OK && !sb_json_is(&d, 0, SB_JARR))
+      c = sb_fail(e, SB_EIO, "remote: list sandboxes: the reply is not a list");
+    for (size_t k = 0, i = 1; c == SB_OK && k < d.t[0].len; k++, i = d.t[i].next) {
+      sb_remote_box b;
+      if ((c = box_from(g, &d, i, "list sandboxes", &b, e)) == SB_OK) c = fn(ud, &b, e);
+    }
+    sb_json_free(&d);
+  }
   return c;
 }

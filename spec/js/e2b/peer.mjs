@@ -30,6 +30,7 @@ const opt = (name, dflt) => {
 const KEY = opt("--key", "test-key");
 const HOST = opt("--host", "127.0.0.1"); // another address when the peer runs in its own network namespace
 const LATENCY = Number(opt("--latency", 0)); // ms every request waits, as across a far engine's link
+const PAGE_SIZE = Number(opt("--page-size", 100)); // a listing's largest page (the API's is 100)
 const later = (f) => (req, res) => (LATENCY > 0 ? setTimeout(() => f(req, res), LATENCY) : f(req, res));
 const HOME = "/home/user";
 const ENVD_VERSION = "0.5.7";
@@ -462,8 +463,15 @@ const api = http.createServer(later(async (req, res) => {
   const sb = m && sandboxes.get(m[1]);
   if (req.method === "POST" && url.pathname === "/sandboxes") return send(res, 201, info(newSandbox(body)));
   if (req.method === "GET" && url.pathname === "/connections") return send(res, 200, { envd: envdConnections });
-  if (req.method === "GET" && (url.pathname === "/v2/sandboxes" || url.pathname === "/sandboxes"))
-    return send(res, 200, [...sandboxes.values()].map(info));
+  if (req.method === "GET" && (url.pathname === "/v2/sandboxes" || url.pathname === "/sandboxes")) {
+    // as the API: pages of `limit` (at most 100; --page-size lowers that, for tests), the next
+    // one named by X-Next-Token, none after the last (openapi.yml GET /v2/sandboxes)
+    const all = [...sandboxes.values()];
+    const size = Math.min(Number(url.searchParams.get("limit") ?? 100) || 100, 100, PAGE_SIZE);
+    const from = Number(url.searchParams.get("nextToken") ?? 0) || 0;
+    if (from + size < all.length) res.setHeader("X-Next-Token", String(from + size));
+    return send(res, 200, all.slice(from, from + size).map(info));
+  }
   if (m && !sb) return send(res, 404, { code: 404, message: `sandbox "${m[1]}" not found` });
   if (m && req.method === "GET" && !m[2]) return send(res, 200, info(sb));
   if (m && req.method === "DELETE" && !m[2]) { destroy(sb); return send(res, 204, ""); }
