@@ -126,6 +126,6 @@ return {
     { names = { "idle_timeout" },
       meaning = "seconds a command's stream may go without a byte (envd sends keepalives every second): a dead link or sandbox → the stream is reattached, and `EIO` if that fails" },
     { names = { "exec", "exec_timeout", "inherit_env", "max_background_processes", "max_output_bytes", "allow_shell", "kill_grace" }, default = "as the ContainerSandbox",
-      meaning = "commands (the local confinement options do not apply: the engine isolates)" },
+      meaning = "commands (the local confinement options do not apply: the engine isolates). Without `inherit_env` a command keeps the engine's environment (the template's `PATH`, `LANG`) and gets `TERM=dumb`, `NO_COLOR=1`, `PAGER=cat` and `env`" },
   },
 }

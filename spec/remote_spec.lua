@@ -134,6 +134,17 @@ describe("RemoteSandbox", function()
       sb:dispose()
     end)
 
+    it("keeps the template's PATH and LANG for commands unless env sets them (envd's own environment)", function()
+      local sb = assert(new { template = "custom-path" })
+      local r = assert(sb:exec("sh", { "-c", 'printf "%s|%s|%s" "$PATH" "$LANG" "$TERM"' }))
+      assert.matches("^/opt/peer%-tool/bin:", r.stdout)
+      assert.matches("|en_US%.UTF%-8|dumb$", r.stdout)
+      sb:dispose()
+      local mine = assert(new { template = "custom-path", env = { PATH = "/usr/bin:/bin", LANG = "C" } })
+      assert.equal("/usr/bin:/bin|C", assert(mine:exec("sh", { "-c", 'printf "%s|%s" "$PATH" "$LANG"' })).stdout)
+      mine:dispose()
+    end)
+
     it("lists every page of the engine's sandboxes (X-Next-Token), not the first one only", function()
       local paged = peer_lib.start(KEY, { page_size = 2 })
       local made = {}

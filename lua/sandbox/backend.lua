@@ -32,7 +32,7 @@ function M.define(kind, spec)
     new = function(opts)
       local o = options.check(who, opts, schema, spec.required)
       o = net.normalize(who, o)
-      if spec.commands then o = exec.normalize(o) end
+      if spec.commands then o = exec.normalize(o, spec.confine == false) end -- confined elsewhere: an engine
       if confined then o = confine.normalize(o) end
       local sb, msg, code = make(o)
       if not sb then return nil, msg, code end

@@ -54,8 +54,11 @@ M.options = {
 --- environment (SPEC §2) — by default only PATH, LANG, TERM, NO_COLOR and
 --- PAGER plus `env`; the host's secrets never reach a child — as
 --- o.environment for the C core, which adds HOME (the root's real path)
---- unless `env` sets it.
-function M.normalize(o)
+--- unless `env` sets it. On an engine (engine = true: a RemoteSandbox) the
+--- machine has an environment of its own — the template's PATH (nvm,
+--- conda, cargo tools), its LANG — which envd gives every command: only
+--- TERM, NO_COLOR and PAGER are added there, and `env` wins over all.
+function M.normalize(o, engine)
   local e = {}
   if o.inherit_env then
     for k, v in pairs(core.environ()) do
@@ -63,6 +66,8 @@ function M.normalize(o)
     end
     e.HOME = nil
     e.PATH = e.PATH or M.DEFAULT_PATH
+  elseif engine then
+    e.TERM, e.NO_COLOR, e.PAGER = "dumb", "1", "cat"
   else
     e.PATH, e.LANG, e.TERM, e.NO_COLOR, e.PAGER = M.DEFAULT_PATH, "C.UTF-8", "dumb", "1", "cat"
   end

@@ -85,8 +85,11 @@ function startProcess(sb, req, deadlineMs) {
   const cwd = hostPath(sb, cfg.cwd ?? HOME).host;
   // E2B_PEER_SANDBOX marks what runs in the sandbox, so that killing the
   // sandbox takes all of it, as a microVM's end does
-  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...sb.envs, ...(cfg.envs ?? {}),
-                E2B_PEER_SANDBOX: sb.id };
+  // as envd (process/handler/handler.go, New): its own PATH, HOME, then the
+  // sandbox's defaults (the template's, the create call's envVars), then the
+  // request's envs; the last value of a name wins
+  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...(TEMPLATE_ENVS[sb.template] ?? {}),
+                ...sb.envs, ...(cfg.envs ?? {}), E2B_PEER_SANDBOX: sb.id };
   // templates that stand for one without a tool (FAKES): the sandbox's
   // processes see a stand-in over it (a mount; needs root)
   let [cmd, cmdArgs] = [cfg.cmd, cfg.args ?? []];
@@ -153,6 +156,11 @@ const GO_SIGNAL = {
   SIGPIPE: "broken pipe", SIGALRM: "alarm clock", SIGTERM: "terminated", SIGXCPU: "CPU time limit exceeded",
   SIGXFSZ: "file size limit exceeded", SIGVTALRM: "virtual timer expired", SIGPROF: "profiling timer expired",
   SIGSYS: "bad system call",
+};
+
+// templates with an environment of their own (a tool on the template's PATH, as nvm or conda put one)
+const TEMPLATE_ENVS = {
+  "custom-path": { PATH: `/opt/peer-tool/bin:${process.env.PATH}`, LANG: "en_US.UTF-8" },
 };
 
 const FAKES = {
