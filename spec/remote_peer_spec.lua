@@ -16,15 +16,22 @@ describe("the E2B test peer", function()
   setup(function() urls = peer_lib.start("peer-key") end)
   teardown(function() if urls then urls.stop() end end)
 
-  it("is accepted by E2B's official SDK: files, commands, timeouts, background, reconnect, kill, lifecycle", function()
-    local ok, out = sh.run(("NPM_DIR=%s node %s/sdk_check.mjs %s %s peer-key"):format(
-      sh.quote(NPM), sh.quote(JS), urls.api, urls.envd))
-    assert(ok, out)
-    assert.matches("all passed\n?$", out)
-    local n = select(2, out:gsub("\nok ", "\n"))
-    assert.is_true(n >= 4, out)
-    assert.is_nil(out:find("FAIL", 1, true))
-  end)
+  -- at each envd version the peer stands for: the SDK picks its upload
+  -- (multipart below 0.5.7) from the envdVersion it is told
+  for _, version in ipairs { "0.6.13", "0.5.6", "0.5.1" } do
+    it("is accepted by E2B's official SDK at envd " .. version
+      .. ": files, links, commands, timeouts, background, reconnect, kill, lifecycle", function()
+      local p = version == "0.6.13" and urls or peer_lib.start("peer-key", { envd_version = version })
+      local ok, out = sh.run(("NPM_DIR=%s node %s/sdk_check.mjs %s %s peer-key"):format(
+        sh.quote(NPM), sh.quote(JS), p.api, p.envd))
+      if p ~= urls then p.stop() end
+      assert(ok, out)
+      assert.matches("all passed\n?$", out)
+      local n = select(2, ("\n" .. out):gsub("\nok ", "\n"))
+      assert.is_true(n >= 6, out)
+      assert.is_nil(out:find("FAIL", 1, true))
+    end)
+  end
 
   it("refuses a wrong API key and a wrong access token, and a sandbox that is gone", function()
     assert.equal(401, (http("POST", urls.api .. "/v2/sandboxes", { ["X-API-Key"] = "wrong" }, "{}")))

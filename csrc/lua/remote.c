@@ -218,6 +218,7 @@ int sb_lua_remote(lua_State *L) {
                  .token = box->token,
                  .sandbox_id = box->id,
                  .user = sb_opt_str(L, 1, "user"),
+                 .version = sb_envd_version(box->envd_version),
                  .t = rp->g.t};
     c = sb_remote_fs_open(&sb->fs, &d, root, &e);
   }

@@ -27,6 +27,15 @@ void sb_envd_prepare(const sb_envd *d, sb_envd_headers *h, sb_rreq *rq, int *n) 
   rq->secret = d->token;
 }
 
+unsigned sb_envd_version(const char *s) {
+  unsigned v[3] = {0, 0, 0};
+  int used = 0;
+  if (!s || sscanf(s, "%3u.%3u.%3u%n", &v[0], &v[1], &v[2], &used) != 3 || v[0] > 999 || v[1] > 999 || v[2] > 999)
+    return 0;
+  if (s[used] && s[used] != '-' && s[used] != '+') return 0; /* 0.5.7-rc1, 0.5.7+build */
+  return SB_ENVD_VERSION(v[0], v[1], v[2]);
+}
+
 sb_code sb_envd_url(const sb_envd *d, const char *service, const char *method, char *url, size_t cap, sb_err *e) {
   if (snprintf(url, cap, "%s/%s/%s", d->url, service, method) >= (int)cap)
     return sb_fail(e, SB_EINVAL, "envd's URL is too long");
@@ -109,16 +118,23 @@ static bool entry_from(const sb_json *j, size_t i, sb_rentry *en) {
   en->name = sb_json_str(j, sb_json_field(j, i, "name"), &en->nlen);
   en->path = sb_json_str(j, sb_json_field(j, i, "path"), &en->plen);
   if (!en->name || !en->path) return false;
-  en->target = sb_json_str(j, sb_json_field(j, i, "symlinkTarget"), &en->tlen);
+  en->resolved = sb_json_str(j, sb_json_field(j, i, "symlinkTarget"), &en->reslen);
   const char *type = sb_json_str(j, sb_json_field(j, i, "type"), NULL);
   en->type = !type                               ? SB_ROTHER
       : strcmp(type, "FILE_TYPE_FILE") == 0      ? SB_RFILE
       : strcmp(type, "FILE_TYPE_DIRECTORY") == 0 ? SB_RDIR
       : strcmp(type, "FILE_TYPE_SYMLINK") == 0   ? SB_RLINK
                                                  : SB_ROTHER;
+  /* envd gives a link its target's type (none when dangling) and a
+   * symlinkTarget (from 0.5.4 even when dangling); its permissions are the
+   * Lstat's in Go's words, "L" first for a link (shared/pkg/filesystem/
+   * entry.go, GetEntryInfo): any of the three marks a link */
+  const char *perm = sb_json_str(j, sb_json_field(j, i, "permissions"), NULL);
+  if ((perm && perm[0] == 'L') || en->resolved) en->type = SB_RLINK;
   int64_t v;
   if (sb_json_int(j, sb_json_field(j, i, "size"), &v) && v >= 0) en->size = (uint64_t)v;
   if (sb_json_int(j, sb_json_field(j, i, "mode"), &v) && v >= 0) en->mode = (uint32_t)v;
+  if (en->type == SB_RLINK) en->mode = 0777; /* a link's own, as lstat says (envd gives the target's) */
   size_t tl;
   const char *mt = sb_json_str(j, sb_json_field(j, i, "modifiedTime"), &tl);
   if (mt) (void)sb_rfc3339(mt, tl, &en->mtime);
@@ -211,6 +227,29 @@ sb_code sb_envd_read(const sb_mem *m, const sb_envd *d, const char *path, size_t
   return c;
 }
 
+/* The bytes as envd before 0.5.7 takes them (api/upload.go: a
+ * multipart/form-data part named "file"), with a boundary the bytes lack. */
+static sb_code multipart(const sb_mem *m, const char *data, size_t len, sb_buf *body, char *type, size_t tcap,
+                         sb_err *e) {
+  char bnd[48];
+  for (unsigned k = 0;; k++) {
+    snprintf(bnd, sizeof bnd, "sandbox-upload-%08lx%08x", (unsigned long)random(), k);
+    if (!len || !memmem(data, len, bnd, strlen(bnd))) break;
+  }
+  snprintf(type, tcap, "Content-Type: multipart/form-data; boundary=%s", bnd);
+  char head[200];
+  int hl = snprintf(head, sizeof head,
+                    "--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\n"
+                    "Content-Type: application/octet-stream\r\n\r\n",
+                    bnd);
+  char tail[64];
+  int tl = snprintf(tail, sizeof tail, "\r\n--%s--\r\n", bnd);
+  if (sb_buf_append(m, body, head, (size_t)hl) != 0 || (len && sb_buf_append(m, body, data, len) != 0) ||
+      sb_buf_append(m, body, tail, (size_t)tl) != 0)
+    return sb_fail_oom(e);
+  return SB_OK;
+}
+
 sb_code sb_envd_write(const sb_mem *m, const sb_envd *d, const char *path, const char *data, size_t len, sb_err *e) {
   char url[8192];
   sb_code c = files_url(d, path, url, sizeof url, e);
@@ -220,9 +259,22 @@ sb_code sb_envd_write(const sb_mem *m, const sb_envd *d, const char *path, const
   sb_rreq rq = {.method = "POST", .url = url, .what = "write file", .body = data ? data : "", .blen = len};
   int n = 0;
   sb_envd_prepare(d, &h, &rq, &n);
-  rq.headers[n++] = "Content-Type: application/octet-stream";
+  sb_buf mp = {0};
+  char type[120];
+  if (sb_envd_has(d, SB_ENVD_RAW_UPLOAD)) {
+    rq.headers[n++] = "Content-Type: application/octet-stream";
+  } else {
+    if ((c = multipart(m, data, len, &mp, type, sizeof type, e)) != SB_OK) {
+      sb_buf_free(m, &mp);
+      return c;
+    }
+    rq.body = mp.p;
+    rq.blen = mp.len;
+    rq.headers[n++] = type;
+  }
   sb_rresp rs;
   c = sb_remote_call(m, &d->t, &rq, &rs, e);
+  sb_buf_free(m, &mp);
   if (c == SB_OK && (rs.status < 200 || rs.status > 299)) c = files_fail(m, &rs, "write file", d, e);
   sb_buf_free(m, &rs.body);
   return c;

@@ -16,8 +16,19 @@ typedef struct sb_envd {
   const char *token; /* envdAccessToken (secret) */
   const char *sandbox_id;
   const char *user; /* NULL: "user", E2B templates' default */
+  unsigned version; /* the engine's envdVersion (sb_envd_version); 0: not said, taken as current */
   sb_rlink t;
 } sb_envd;
+
+/* What an older envd lacks, by the version that brought it (infra's
+ * history): raw application/octet-stream uploads (92011c8af, 0.5.7; before,
+ * multipart only) and CloseStdin (01da054ac, 0.5.2). */
+#define SB_ENVD_VERSION(a, b, c) ((a)*1000000u + (b)*1000u + (c))
+#define SB_ENVD_RAW_UPLOAD SB_ENVD_VERSION(0, 5, 7)
+#define SB_ENVD_CLOSE_STDIN SB_ENVD_VERSION(0, 5, 2)
+/* "0.5.7" as SB_ENVD_VERSION(0, 5, 7); 0 for anything else. */
+unsigned sb_envd_version(const char *s);
+static inline bool sb_envd_has(const sb_envd *d, unsigned since) { return d->version == 0 || d->version >= since; }
 
 /* The headers every envd call carries (token, sandbox id, port, user), with
  * their storage: sb_envd_prepare puts them in rq->headers from *n on, and
@@ -36,10 +47,12 @@ sb_code sb_envd_call(const sb_mem *m, const sb_envd *d, const char *service, con
 typedef enum sb_rtype { SB_RFILE = 'f', SB_RDIR = 'd', SB_RLINK = 'l', SB_ROTHER = '?' } sb_rtype;
 
 /* One entry as envd describes it; the strings point into the reply and live
- * until the call returns (a list) or until sb_json_free of the holder. */
+ * until the call returns (a list) or until sb_json_free of the holder. A
+ * link is SB_RLINK with its Lstat size (its text's length); envd never says
+ * its text: `resolved` is where envd's EvalSymlinks took it (or NULL). */
 typedef struct sb_rentry {
-  const char *name, *path, *target; /* target: a link's, else NULL */
-  size_t nlen, plen, tlen;
+  const char *name, *path, *resolved;
+  size_t nlen, plen, reslen;
   sb_rtype type;
   uint64_t size;
   uint32_t mode;

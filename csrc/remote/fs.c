@@ -47,26 +47,6 @@ static sb_code below(const rnode *dir, const sb_path *p, unsigned from, rnode *o
 
 #define NEW_FILE_MODE 0644 /* what envd gives a file it makes (umask 022) */
 
-static sb_code on_chmod(void *ud, const sb_rproc_event *ev, sb_err *e) {
-  if (ev->kind == SB_REV_END) *(int *)ud = ev->exited ? ev->exit_code : -1;
-  return SB_OK;
-}
-
-/* chmod MODE on an absolute path in the engine, through a command. */
-static sb_code chmod_remote(sb_fs *fs, const char *path, unsigned mode, sb_err *e) {
-  rfs *r = RF(fs);
-  char m[8];
-  snprintf(m, sizeof m, "%04o", mode);
-  const char *args[] = {m, "--", path + 1, NULL}; /* from "/": the engine's filesystem root */
-  sb_rproc_spec s = {.cmd = "chmod", .args = args, .cwd = "/", .deadline = 30, .keepalive = 1};
-  int status = -1;
-  sb_code c = sb_envd_start(&fs->mem, &r->d, &s, on_chmod, &status, e);
-  if (c == SB_OK && status != 0)
-    c = sb_failf(e, SB_EIO, "remote: the file's mode (%s) could not be kept: chmod ended with %d; nothing written", m,
-                 status);
-  return c;
-}
-
 static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
   rfs *r = RF(fs);
   if (p->must_dir) return sb_fail(e, SB_EISDIR, NULL);
@@ -106,7 +86,7 @@ static sb_code rm_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   /* the replaced file's mode goes to the new bytes before they take its
    * place (an edited script keeps +x, as on the local backends); envd has
    * no chmod call: a command does it, only for a mode a new file lacks */
-  if (existed && (old->mode & 0777) != NEW_FILE_MODE) c = chmod_remote(fs, tmp, old->mode & 0777, e);
+  if (existed && (old->mode & 0777) != NEW_FILE_MODE) c = sb_rm_chmod(fs, tmp, old->mode & 0777, e);
   if (c != SB_OK || (c = sb_rm_plain(sb_envd_move(&fs->mem, &r->d, tmp, path, e), e)) != SB_OK) {
     sb_err ignore;
     sb_envd_remove(&fs->mem, &r->d, tmp, &ignore);
@@ -129,29 +109,6 @@ static sb_code rm_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *st, sb
   return c;
 }
 
-/* Run a command in the remote sandbox to its end: SB_OK when it exits 0,
- * else its first line of stderr as the message. */
-typedef struct runout {
-  char err[200];
-  size_t elen;
-  int code;
-  bool exited;
-} runout;
-
-static sb_code run_cb(void *ud, const sb_rproc_event *ev, sb_err *e) {
-  (void)e;
-  runout *o = ud;
-  if (ev->kind == SB_REV_STDERR && o->elen < sizeof o->err - 1) {
-    size_t n = ev->len < sizeof o->err - 1 - o->elen ? ev->len : sizeof o->err - 1 - o->elen;
-    memcpy(o->err + o->elen, ev->data, n);
-    o->elen += n;
-  } else if (ev->kind == SB_REV_END) {
-    o->code = ev->exit_code;
-    o->exited = ev->exited;
-  }
-  return SB_OK;
-}
-
 static sb_code rm_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_path *p, sb_err *e) {
   rfs *r = RF(fs);
   rnode *dir = &r->n[0], *old = &r->n[1];
@@ -168,23 +125,9 @@ static sb_code rm_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   char *text = sb_memdup(&fs->mem, target, tlen);
   const char *dpath = sb_rm_abs(r, 1, dir->rel, dir->rlen);
   if (!text) return sb_fail_oom(e);
-  if (!dpath) {
-    sb_free(&fs->mem, text, tlen + 1);
-    return sb_fail(e, SB_ENAMETOOLONG, NULL);
-  }
-  char lname[SB_NAME_MAX + 3] = "./"; /* in the link's directory: no path of ours reaches ln but that one */
-  memcpy(lname + 2, name, nlen);
-  lname[nlen + 2] = '\0';
-  const char *args[] = {"-s", "--", text, lname, NULL};
-  sb_rproc_spec s = {.cmd = "ln", .args = args, .cwd = dpath};
-  runout o = {.code = -1};
-  c = sb_envd_start(&fs->mem, &r->d, &s, run_cb, &o, e);
+  c = dpath ? sb_rm_ln(fs, text, dpath, name, nlen, e) : sb_fail(e, SB_ENAMETOOLONG, NULL);
   sb_free(&fs->mem, text, tlen + 1);
-  if (c != SB_OK) return c;
-  if (o.exited && o.code == 0) return SB_OK;
-  o.err[o.elen] = '\0';
-  o.err[strcspn(o.err, "\n")] = '\0';
-  return sb_failf(e, strstr(o.err, "File exists") ? SB_EEXIST : SB_EIO, "remote: ln -s: %s", o.elen ? o.err : "failed");
+  return c;
 }
 
 static sb_code rm_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
@@ -196,7 +139,9 @@ static sb_code rm_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   if (n->type != SB_T_SYMLINK || p->must_dir) return sb_fail(e, SB_EINVAL, "not a symbolic link");
   size_t nlen;
   const char *name = sb_path_comp(p, p->ncomp - 1, &nlen);
-  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_LIST, SB_KIND_FILE, e)) != SB_OK) return c;
+  if ((c = sb_rm_recheck(fs, dir, name, nlen, SB_ACC_LIST, SB_KIND_FILE, e)) != SB_OK ||
+      (c = sb_rm_link_text(fs, n, e)) != SB_OK)
+    return c;
   fs->scratch.len = 0;
   if (sb_buf_append(&fs->mem, &fs->scratch, n->target, n->tlen + 1) != 0) return sb_fail_oom(e);
   out->p = fs->scratch.p;
@@ -231,20 +176,36 @@ typedef struct listing {
   bool count_only;
 } listing;
 
-static sb_code list_cb(void *ud, const sb_rentry *en, sb_err *e) {
+/* An entry of the listing (find's, or envd's through list_cb). */
+static sb_code found_cb(void *ud, const char *name, size_t len, int type, uint64_t size, sb_err *e) {
   listing *l = ud;
   l->any = true;
   if (l->count_only) return SB_OK;
-  sb_dirent d = {.name_off = l->out->names.len,
-                 .namelen = en->nlen,
-                 .type = sb_rm_type(en->type),
-                 .size = en->type == SB_RDIR ? 0
-                     : en->type == SB_RLINK  ? en->tlen
-                                             : en->size};
-  if (sb_buf_append(&l->fs->mem, &l->out->names, en->name, en->nlen) != 0 ||
+  sb_dirent d = {.name_off = l->out->names.len, .namelen = len, .type = type, .size = size};
+  if (sb_buf_append(&l->fs->mem, &l->out->names, name, len) != 0 ||
       sb_buf_append(&l->fs->mem, &l->out->names, "", 1) != 0 || sb_dirlist_push(&l->fs->mem, l->out, &d) != 0)
     return sb_fail_oom(e);
   return SB_OK;
+}
+
+static sb_code list_cb(void *ud, const sb_rentry *en, sb_err *e) {
+  return found_cb(ud, en->name, en->nlen, sb_rm_type(en->type), en->type == SB_RDIR ? 0 : en->size, e);
+}
+
+/* The directory at the absolute path, one level. */
+static sb_code list_one(sb_fs *fs, const char *path, listing *l, sb_err *e) {
+  size_t from = l->out ? l->out->n : 0, names = l->out ? l->out->names.len : 0;
+  sb_code c = sb_envd_list(&fs->mem, &RF(fs)->d, path, 1, list_cb, l, e);
+  if (sb_rm_list_failed_over(c, e)) { /* a name envd's JSON cannot carry: find's listing */
+    if (l->out) {
+      l->out->n = from;
+      l->out->names.len = names;
+    }
+    l->any = false;
+    e->code = SB_OK;
+    c = sb_rm_find(fs, path, 1, found_cb, l, e);
+  }
+  return c;
 }
 
 static sb_code rm_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *e) {
@@ -257,7 +218,7 @@ static sb_code rm_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *out, sb_err *
   if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
   size_t from = out->n;
   listing l = {.fs = fs, .out = out};
-  if ((c = sb_envd_list(&fs->mem, &RF(fs)->d, path, 1, list_cb, &l, e)) != SB_OK) return c;
+  if ((c = list_one(fs, path, &l, e)) != SB_OK) return c;
   sb_dirlist_fix_names(out, from);
   sb_dirlist_sort(out);
   return SB_OK;
@@ -270,7 +231,7 @@ static bool empty_dir(sb_fs *fs, const char *rel, size_t rlen, sb_code *c, sb_er
     return false;
   }
   listing l = {.fs = fs, .count_only = true};
-  *c = sb_envd_list(&fs->mem, &RF(fs)->d, path, 1, list_cb, &l, e);
+  *c = list_one(fs, path, &l, e);
   return !l.any;
 }
 

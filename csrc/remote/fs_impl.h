@@ -1,5 +1,6 @@
 /* What the remote backend's files share (remote/fs.c: the operations,
  * remote/fs_resolve.c: paths resolved per SPEC §4 one Stat per component,
+ * remote/fs_cmd.c: what only a command in the sandbox can do,
  * remote/fs_walk.c: walks from one deep listing). Not a public header. */
 #ifndef SB_FS_REMOTE_IMPL_H
 #define SB_FS_REMOTE_IMPL_H
@@ -15,8 +16,9 @@ typedef struct rnode {
   uint64_t size;
   uint32_t mode;
   double mtime;
-  char target[SB_PATH_MAX + 1]; /* a link's text */
+  char target[SB_PATH_MAX + 1]; /* a link's text, once read (have_text) */
   size_t tlen;
+  bool have_text;
   bool followed; /* a link was followed on the way (the policy looks again) */
 } rnode;
 
@@ -63,6 +65,24 @@ sb_code sb_rm_resolve_dir(sb_fs *fs, const sb_path *p, unsigned k, rnode *n, sb_
 sb_code sb_rm_find_parent(sb_fs *fs, const sb_path *p, bool create, rnode *dir, unsigned *miss, sb_err *e);
 /* The parent and the entry itself (ent->type 0: none), the entry not followed. */
 sb_code sb_rm_find_entry(sb_fs *fs, const sb_path *p, rnode *dir, rnode *ent, sb_err *e);
+/* The text of the link n (n->target), read by a command in the sandbox:
+ * envd reports where a link leads, never what it says (remote/fs_cmd.c). */
+sb_code sb_rm_link_text(sb_fs *fs, rnode *n, sb_err *e);
+/* readlink of the absolute path abs into text (SB_PATH_MAX + 1 bytes). */
+sb_code sb_rm_readlink_cmd(sb_fs *fs, const char *abs, char *text, size_t *len, sb_err *e);
+/* ln -s text ./name in the directory dpath (absolute). */
+sb_code sb_rm_ln(sb_fs *fs, const char *text, const char *dpath, const char *name, size_t nlen, sb_err *e);
+/* chmod mode on an absolute path. */
+sb_code sb_rm_chmod(sb_fs *fs, const char *path, unsigned mode, sb_err *e);
+/* Every entry below the directory abs, maxdepth levels down, each once as
+ * find meets it (its path below abs, SB_T_*, Lstat size), links never
+ * followed; names are bytes (envd's JSON cannot carry a non-UTF-8 one).
+ * GNU find's -printf: ENOTSUP without it. */
+typedef sb_code (*sb_rm_found_fn)(void *ud, const char *rel, size_t len, int type, uint64_t size, sb_err *e);
+sb_code sb_rm_find(sb_fs *fs, const char *abs, int maxdepth, sb_rm_found_fn fn, void *ud, sb_err *e);
+/* Is a failed listing one that find may give instead: too big a reply,
+ * none in time, or a name envd cannot put in JSON. */
+bool sb_rm_list_failed_over(sb_code c, const sb_err *e);
 /* Where a link was followed, the rules judge the real path. */
 sb_code sb_rm_recheck(sb_fs *fs, const rnode *n, const char *name, size_t nlen, sb_access acc, int kind, sb_err *e);
 

@@ -57,18 +57,23 @@ sb_code sb_rm_stat(sb_fs *fs, const char *rel, size_t rlen, rnode *out, sb_err *
     out->size = out->type == SB_T_DIR ? 0 : en.size;
     out->mode = en.mode & 07777;
     out->mtime = en.mtime;
-    out->tlen = 0;
-    if (out->type == SB_T_SYMLINK) {
-      if (!en.target || en.tlen > SB_PATH_MAX) c = sb_fail(e, SB_EIO, "remote: Stat: a link without its target");
-      else memcpy(out->target, en.target, out->tlen = en.tlen);
-      out->size = out->tlen;
-    }
-    out->target[out->tlen] = '\0';
+    out->tlen = 0; /* a link's text: read when the link is followed */
+    out->have_text = false;
+    out->target[0] = '\0';
     if (out->rel != rel) memmove(out->rel, rel, rlen);
     out->rel[rlen] = '\0';
     out->rlen = rlen;
   }
   sb_json_free(&hold);
+  return c;
+}
+
+sb_code sb_rm_link_text(sb_fs *fs, rnode *n, sb_err *e) {
+  if (n->have_text) return SB_OK;
+  const char *path = sb_rm_abs(RF(fs), 1, n->rel, n->rlen);
+  if (!path) return sb_fail(e, SB_ENAMETOOLONG, NULL);
+  sb_code c = sb_rm_readlink_cmd(fs, path, n->target, &n->tlen, e);
+  n->have_text = c == SB_OK;
   return c;
 }
 
@@ -105,6 +110,7 @@ static sb_code resolve(sb_fs *fs, const char *path, size_t len, bool follow, rno
     if (c != SB_OK) return c;
     if (out->type == SB_T_SYMLINK && (!final || follow || slash)) {
       if (++hops > SB_HOPS_MAX) return sb_fail(e, SB_ELOOP, NULL);
+      if ((c = sb_rm_link_text(fs, out, e)) != SB_OK) return c;
       if (out->target[0] == '/')
         return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
       size_t n = out->tlen, restlen = end - pos;
@@ -142,6 +148,7 @@ sb_code sb_rm_resolve_dir(sb_fs *fs, const sb_path *p, unsigned k, rnode *n, sb_
   if (k == 0) { /* the root: a directory, checked when the backend opened (one round trip less per call) */
     n->rel[0] = n->target[0] = '\0';
     n->rlen = n->tlen = 0;
+    n->have_text = false;
     n->type = SB_T_DIR;
     n->size = 0;
     n->followed = false;

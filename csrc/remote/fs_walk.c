@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 /* ---- walk: one deep listing, then visited in order ----------------------- */
+/* envd has no paging: a tree too big for one reply (16 MiB: ~45 000
+ * entries, a node_modules), or with a name that is not UTF-8, is listed by
+ * find in the sandbox instead, streamed (remote/fs_cmd.c). */
 
 typedef struct went {
   size_t off, len; /* the path below the start, in names */
@@ -37,10 +40,8 @@ typedef struct wstate {
   size_t rlen; /* the start's root-relative name, as the callback sees it */
 } wstate;
 
-static sb_code walk_cb(void *ud, const sb_rentry *en, sb_err *e) {
-  wstate *w = ud;
-  if (en->plen <= w->strip || memcmp(en->path, w->start, w->strip - 1) != 0 || en->path[w->strip - 1] != '/')
-    return sb_fail(e, SB_EIO, "remote: ListDir: an entry outside the directory listed");
+/* An entry at rel (len bytes) below the start. */
+static sb_code add(wstate *w, const char *rel, size_t len, int type, uint64_t size, sb_err *e) {
   if (w->n == w->cap) {
     size_t cap = w->cap ? 2 * w->cap : 64;
     went *v = sb_realloc(&w->fs->mem, w->v, w->cap * sizeof *v, cap * sizeof *v);
@@ -50,14 +51,28 @@ static sb_code walk_cb(void *ud, const sb_rentry *en, sb_err *e) {
   }
   went *x = &w->v[w->n];
   x->off = w->names.len;
-  x->len = en->plen - w->strip;
-  x->type = sb_rm_type(en->type);
-  x->size = en->type == SB_RDIR ? 0 : en->type == SB_RLINK ? en->tlen : en->size;
-  if (sb_buf_append(&w->fs->mem, &w->names, en->path + w->strip, x->len) != 0 ||
-      sb_buf_append(&w->fs->mem, &w->names, "", 1) != 0)
+  x->len = len;
+  x->type = type;
+  x->size = size;
+  if (sb_buf_append(&w->fs->mem, &w->names, rel, len) != 0 || sb_buf_append(&w->fs->mem, &w->names, "", 1) != 0)
     return sb_fail_oom(e);
   w->n++;
   return SB_OK;
+}
+
+static sb_code walk_cb(void *ud, const sb_rentry *en, sb_err *e) {
+  wstate *w = ud;
+  if (en->plen <= w->strip || memcmp(en->path, w->start, w->strip - 1) != 0 || en->path[w->strip - 1] != '/')
+    return sb_fail(e, SB_EIO, "remote: ListDir: an entry outside the directory listed");
+  return add(w, en->path + w->strip, en->plen - w->strip, sb_rm_type(en->type), en->type == SB_RDIR ? 0 : en->size, e);
+}
+
+static sb_code find_cb(void *ud, const char *rel, size_t len, int type, uint64_t size, sb_err *e) {
+  return add(ud, rel, len, type, size, e);
+}
+
+bool sb_rm_list_failed_over(sb_code c, const sb_err *e) {
+  return c == SB_EFBIG || (c == SB_EIO && e->msg && (strstr(e->msg, "UTF-8") || strstr(e->msg, "no answer within")));
 }
 
 /* Paths in depth-first name order: "/" before every other byte. */
@@ -181,6 +196,12 @@ sb_code sb_rm_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, v
     memcpy(w->start, start, sl + 1);
     w->strip = sl == 1 ? 1 : sl + 1; /* "/a/b" + "/" */
     c = sb_envd_list(&fs->mem, &RF(fs)->d, start, SB_WALK_DEPTH_MAX, walk_cb, w, e);
+    if (sb_rm_list_failed_over(c, e)) { /* a tree too big for one reply, or a name JSON cannot carry */
+      w->n = 0;
+      w->names.len = 0;
+      e->code = SB_OK;
+      c = sb_rm_find(fs, start, SB_WALK_DEPTH_MAX, find_cb, w, e);
+    }
     if (c == SB_OK && w->n) {
       for (size_t i = 0; i < w->n; i++) w->v[i].s = w->names.p + w->v[i].off;
       qsort(w->v, w->n, sizeof *w->v, cmp_went);

@@ -306,6 +306,15 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
   for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], rr->cfg.max_output);
   bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
+  if (want_in && !sb_envd_has(rr->cfg.envd, SB_ENVD_CLOSE_STDIN)) { /* its end could never be told */
+    unsigned v = rr->cfg.envd->version;
+    proc_free(p);
+    sb_failf(e, SB_ENOTSUP,
+             "remote: a command's stdin needs envd 0.5.2 or later (CloseStdin); this sandbox's envd is %u.%u.%u: "
+             "use a template built on a current E2B, or give the input as a file",
+             v / 1000000, v / 1000 % 1000, v % 1000);
+    return NULL;
+  }
   if (!sb_rtree_init(&p->tree)) {
     proc_free(p);
     sb_fail(e, SB_EIO, "no random bytes from the kernel for the command's mark");

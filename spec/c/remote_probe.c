@@ -9,7 +9,7 @@
  *     each box as: box <id> <template> <token?> <envd url>; then ok | err
  *   remote_probe envd URL TOKEN ID OP [ARG...]             envd's file operations:
  *     read PATH MAX (data <bytes>)  write PATH TEXT  stat PATH  list PATH DEPTH  mkdir PATH
- *     move FROM TO  remove PATH; entries as: entry <type> <name> <path> <size> <mode> <mtime> [-> target]
+ *     move FROM TO  remove PATH; entries as: entry <type> <name> <path> <size> <mode> <mtime> [-> where a link resolves]
  *   remote_probe proc URL TOKEN ID OP [ARG...]             envd's Process service:
  *     start DEADLINE STDIN(0|1) CMD [ARG...]  attach PID  input PID TEXT  close PID  signal PID 9|15
  *     events as: start <pid> | stdout <text> | stderr <text> | keepalive | end <code> <exited> <status>
@@ -99,7 +99,7 @@ static sb_code print_entry(void *ud, const sb_rentry *en, sb_err *e) {
   (void)ud, (void)e;
   printf("entry %c %s %s %llu %o %.0f", (char)en->type, en->name, en->path, (unsigned long long)en->size, en->mode,
          en->mtime);
-  if (en->target) printf(" -> %s", en->target);
+  if (en->resolved) printf(" -> %s", en->resolved);
   printf("\n");
   return SB_OK;
 }

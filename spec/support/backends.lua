@@ -155,12 +155,34 @@ local PEER_KEY = "spec-remote-key-0123456789"
 -- SANDBOX_TEST_NO_REMOTE=1 leaves it out (CI's runs under the other Lua
 -- versions and valgrind, to stay within CI's time: the 5.4 and sanitizer
 -- runs have it, and spec/remote_spec.lua runs everywhere)
+--
+-- SANDBOX_TEST_REAL_ENGINE=1 with E2B_API_KEY: the same cases on a real
+-- engine (E2B_API_URL, E2B_ENVD_URL where its routing differs), one sandbox
+-- for the run and a fresh root directory in it for each case (a sandbox a
+-- case would cost a real engine too much); it ends with its TTL (600 s).
+local real = os.getenv("SANDBOX_TEST_REAL_ENGINE") == "1" and os.getenv("E2B_API_KEY")
+local shared, cases = nil, 0
+local function engine()
+  if real then return { api = os.getenv("E2B_API_URL"), envd = os.getenv("E2B_ENVD_URL"), key = real } end
+  if not peer then peer = require("support.e2b_peer").start(PEER_KEY) end
+  return { api = peer.api, envd = peer.envd, key = PEER_KEY }
+end
 if not os.getenv("SANDBOX_TEST_NO_REMOTE") then M.list[#M.list + 1] = {
-  name = "remote", kind = "remote",
+  name = real and "remote (real engine)" or "remote", kind = "remote",
   new = function(opts, files)
-    if not peer then peer = require("support.e2b_peer").start(PEER_KEY) end
+    local g = engine()
     opts = opts or {}
-    local filler = assert(sandbox.remote { api_url = peer.api, api_key = PEER_KEY, envd_url = peer.envd, keep = true })
+    local where = { api_url = g.api, api_key = g.key, envd_url = g.envd, keep = true }
+    if real then
+      if not shared then
+        shared = assert(sandbox.remote { api_url = g.api, api_key = g.key, envd_url = g.envd, keep = true, timeout = 600 })
+      end
+      cases = cases + 1
+      local dir = ("case-%d-%d"):format(os.time(), cases)
+      assert(shared:mkdir(dir))
+      where.sandbox_id, where.root, opts.keep, opts.root = shared.sandbox_id, "/home/user/" .. dir, true, "/home/user/" .. dir
+    end
+    local filler = assert(sandbox.remote(where))
     local paths = {}
     for p in pairs(files or {}) do paths[#paths + 1] = p end
     table.sort(paths)
@@ -170,7 +192,7 @@ if not os.getenv("SANDBOX_TEST_NO_REMOTE") then M.list[#M.list + 1] = {
     end
     filler:dispose() -- keep: the sandbox stays for the one below
     -- the sandbox with the spec's options, reattached to the one just filled
-    opts.api_url, opts.api_key, opts.envd_url, opts.sandbox_id = peer.api, PEER_KEY, peer.envd, filler.sandbox_id
+    opts.api_url, opts.api_key, opts.envd_url, opts.sandbox_id = g.api, g.key, g.envd, filler.sandbox_id
     return assert(sandbox.remote(opts))
   end,
 } end

@@ -12,7 +12,9 @@ M.JS = (os.getenv("PWD") or ".") .. "/spec/js/e2b"
 --- A running peer: {api =, envd =, pid =, stop = fn}. opts.netns and
 --- opts.host run it in that network namespace, listening on that address;
 --- opts.latency (ms) delays every request it serves, as a far engine would;
---- opts.page_size makes listings page sooner than the API's 100.
+--- opts.page_size makes listings page sooner than the API's 100;
+--- opts.envd_version ("0.5.1", "0.5.6", "0.6.13") is the envd it stands for,
+--- lacking what that one lacks.
 function M.start(key, opts)
   opts = opts or {}
   local f = assert(io.open("/proc/self/stat"))
@@ -22,6 +24,7 @@ function M.start(key, opts)
   local where = opts.netns and ("ip netns exec " .. opts.netns .. " ") or ""
   local host = (opts.host and (" --host " .. opts.host) or "") .. (opts.latency and (" --latency " .. opts.latency) or "")
     .. (opts.page_size and (" --page-size " .. opts.page_size) or "")
+    .. (opts.envd_version and (" --envd-version " .. opts.envd_version) or "")
   local _, pid = sh.run(("NPM_DIR=%s exec %snode %s/peer.mjs --key %s --parent %s%s > %s 2>&1 < /dev/null & echo $!"):format(
     sh.quote(M.NPM), where, sh.quote(M.JS), sh.quote(key), me, host, sh.quote(out)))
   local peer

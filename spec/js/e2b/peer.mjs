@@ -3,7 +3,7 @@
 // over a temporary directory per sandbox, with real child processes. It
 // counts only for what E2B's official SDK accepts (spec/js/e2b/sdk_check.mjs
 // runs the SDK's own calls against it first).
-//   node peer.mjs [--key KEY] [--parent PID]
+//   node peer.mjs [--key KEY] [--parent PID] [--envd-version 0.5.1|0.5.6|0.6.13]
 // prints {"api": URL, "envd": URL} once listening; exits on SIGTERM, or
 // when the process PID is gone.
 import http from "node:http";
@@ -13,6 +13,7 @@ import path from "node:path";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
+import { isUtf8 } from "node:buffer";
 import { resolve } from "node:path";
 
 // the test peers' packages live in build/npm (scripts/npm-deps.sh)
@@ -20,7 +21,7 @@ const require = createRequire(resolve(process.env.NPM_DIR || "build/npm") + "/")
 const { connectNodeAdapter } = require("@connectrpc/connect-node");
 const { ConnectError, Code } = require("@connectrpc/connect");
 const { Timestamp } = require("@bufbuild/protobuf");
-import { Process, Filesystem, FILE, DIRECTORY, SYMLINK } from "./schema.mjs";
+import { Process, Filesystem, FILE, DIRECTORY } from "./schema.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -33,7 +34,13 @@ const LATENCY = Number(opt("--latency", 0)); // ms every request waits, as acros
 const PAGE_SIZE = Number(opt("--page-size", 100)); // a listing's largest page (the API's is 100)
 const later = (f) => (req, res) => (LATENCY > 0 ? setTimeout(() => f(req, res), LATENCY) : f(req, res));
 const HOME = "/home/user";
-const ENVD_VERSION = "0.5.7";
+// the envd it stands for: what older ones lack is lacking here too (atLeast)
+const ENVD_VERSION = opt("--envd-version", "0.6.13");
+const atLeast = (v) => {
+  const [a, b] = [ENVD_VERSION, v].map((x) => x.split(".").map(Number));
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return true;
+};
 
 const sandboxes = new Map(); // id -> sandbox
 
@@ -46,16 +53,66 @@ function hostPath(sb, p) {
   return { abs, host };
 }
 
+// Go's os.FileMode.String() (io/fs/fs.go): a letter for each type bit set,
+// in the order "dalTLDpSugct?", or "-"; then rwx for the nine permissions
+function goMode(st) {
+  const m = st.mode;
+  let t = (st.isDirectory() ? "d" : "") + (st.isSymbolicLink() ? "L" : "") + (st.isFIFO() ? "p" : "") +
+    (st.isSocket() ? "S" : "") + (m & 0o4000 ? "u" : "") + (m & 0o2000 ? "g" : "") +
+    (st.isCharacterDevice() ? "c" : "") + (m & 0o1000 ? "t" : "");
+  if (!t) t = "-";
+  for (let i = 8; i >= 0; i--) t += m & (1 << i) ? "rwx"[(8 - i) % 3] : "-";
+  return t;
+}
+const goType = (st) => (st.isDirectory() ? DIRECTORY : st.isFile() ? FILE : 0); // 0: FILE_TYPE_UNSPECIFIED
+
+// A host path as the sandbox names it (its root cut off); outside the root, as it is.
+function sandboxPath(sb, host) {
+  const r = sb.realRoot ??= fs.realpathSync(sb.root);
+  return host === r ? "/" : host.startsWith(r + "/") ? host.slice(r.length) : host;
+}
+
+// As envd (infra shared/pkg/filesystem/entry.go, GetEntryInfo; envd's
+// services/filesystem/utils.go, entryInfo): Lstat, and for a symbolic link
+// the TARGET's type and permission bits, symlinkTarget = EvalSymlinks(path)
+// (the fully resolved absolute path, never the link's text), and no
+// FILE_TYPE_SYMLINK ever; a dangling link has no type (UNSPECIFIED, left
+// out of the JSON), mode 0 and, from 0.5.4 (926ced602), its own path as
+// symlinkTarget (before: none; then its mode is the link's, 0777). size and
+// permissions ("Lrwxrwxrwx", Go's FileMode.String()) are the Lstat's.
+// Mode is Perm(): the nine bits.
 function entryInfo(sb, abs, host) {
   const st = fs.lstatSync(host);
-  const type = st.isSymbolicLink() ? SYMLINK : st.isDirectory() ? DIRECTORY : FILE;
   const e = {
-    name: path.posix.basename(abs) || "/", type, path: abs, size: BigInt(st.size), mode: st.mode & 0o7777,
-    permissions: (st.mode & 0o777).toString(8), owner: "user", group: "user",
-    modifiedTime: Timestamp.fromDate(st.mtime),
+    name: path.posix.basename(abs) || "/", path: abs, size: BigInt(st.size), permissions: goMode(st),
+    owner: "user", group: "user", modifiedTime: Timestamp.fromDate(st.mtime),
   };
-  if (type === SYMLINK) e.symlinkTarget = fs.readlinkSync(host);
+  let type = goType(st), mode = st.mode & 0o777;
+  if (st.isSymbolicLink()) {
+    let real = null;
+    try { real = fs.realpathSync(host); } catch { /* dangling or a loop */ }
+    if (real !== null) e.symlinkTarget = sandboxPath(sb, real);
+    else if (atLeast("0.5.4")) e.symlinkTarget = abs;
+    if (e.symlinkTarget !== undefined) {
+      try { const t = fs.statSync(host); [type, mode] = [goType(t), t.mode & 0o777]; } catch { [type, mode] = [0, 0]; }
+    } else {
+      type = 0;
+    }
+  }
+  if (type) e.type = type;
+  if (mode) e.mode = mode;
   return e;
+}
+
+// envd's JSON codec (protojson) refuses a string that is not UTF-8: the
+// whole reply fails (connect-go: "internal", the marshal error's text)
+function utf8Name(hostDir, name) {
+  if (Buffer.from(name, "utf8").includes(Buffer.from("\uFFFD", "utf8"))) {
+    const raw = fs.readdirSync(hostDir, { encoding: "buffer" }).find((b) => b.toString() === name);
+    if (raw && !raw.equals(Buffer.from(raw.toString(), "utf8")))
+      throw new ConnectError("proto: field filesystem.EntryInfo.name contains invalid UTF-8", Code.Internal);
+  }
+  return name;
 }
 
 function fsError(err) {
@@ -98,6 +155,9 @@ function startProcess(sb, req, deadlineMs) {
     [cmd, cmdArgs] = ["unshare", ["-m", "--propagation", "private", "sh", "-c",
                                   `mount --bind "$0" ${fake.bin} && exec "$@"`, fakeBin(sb.template), cmd, ...cmdArgs]];
   }
+  // as envd (handler.go, New): the program through /bin/sh -c '... exec "${@}"' -- cmd args,
+  // so a program not found is that shell's exit 127 ("exec: X: not found"), not a failed start
+  if (!fake) [cmd, cmdArgs] = ["/bin/sh", ["-c", 'exec "${@}"', "--", cmd, ...cmdArgs]];
   // as envd: no process group of its own (envd sets none)
   const child = spawn(cmd, cmdArgs, { cwd, env, stdio: [req.stdin === false ? "ignore" : "pipe", "pipe", "pipe"] });
   const p = { pid: nextPid++, tag: req.tag, config: cfg, child, events: [], waiters: new Set(), end: null };
@@ -280,6 +340,8 @@ const processService = {
     return {};
   },
   closeStdin(req, ctx) {
+    // CloseStdin arrived in envd 0.5.2 (infra 01da054ac): before, no such method
+    if (!atLeast("0.5.2")) throw new ConnectError("procedure not found", Code.Unimplemented);
     const p = findProcess(sandboxOf(ctx.requestHeader), req.process);
     p.child.stdin?.end();
     return {};
@@ -311,33 +373,37 @@ const filesystemService = {
     const from = hostPath(sb, req.source), to = hostPath(sb, req.destination);
     try { fs.renameSync(from.host, to.host); return { entry: entryInfo(sb, to.abs, to.host) }; } catch (e) { throw fsError(e); }
   },
+  // as envd (services/filesystem/dir.go, ListDir): the requested path's
+  // links followed (missing: not_found), it must be a directory
+  // (invalid_argument), then filepath.WalkDir below it, which never
+  // descends a link; entries named under the path as requested
   listDir(req, ctx) {
     const sb = sandboxOf(ctx.requestHeader);
     const { abs, host } = hostPath(sb, req.path);
     const depth = req.depth || 1;
+    let real;
+    try { real = fs.realpathSync(host); } catch (e) {
+      throw e.code === "ENOENT" ? new ConnectError(`path not found: ${e.message}`, Code.NotFound) : fsError(e);
+    }
+    if (!fs.statSync(real).isDirectory()) throw new ConnectError(`path is not a directory: ${abs}`, Code.InvalidArgument);
     const out = [];
     const walk = (a, h, d) => {
       for (const name of fs.readdirSync(h).sort()) {
-        const ca = path.posix.join(a, name), ch = path.join(h, name);
-        const e = entryInfo(sb, ca, ch);
-        out.push(e);
-        if (e.type === DIRECTORY && d < depth) walk(ca, ch, d + 1);
+        const ca = path.posix.join(a, utf8Name(h, name)), ch = path.join(h, name);
+        out.push(entryInfo(sb, ca, ch));
+        if (d < depth && fs.lstatSync(ch).isDirectory()) walk(ca, ch, d + 1);
       }
     };
-    try { walk(abs, host, 1); return { entries: out }; } catch (e) { throw fsError(e); }
+    try { walk(abs, real, 1); return { entries: out }; } catch (e) { throw fsError(e); }
   },
   remove(req, ctx) {
     const sb = sandboxOf(ctx.requestHeader);
     const { host } = hostPath(sb, req.path);
-    if (!fs.existsSync(host) && !isLink(host)) throw new ConnectError("no such file or directory", Code.NotFound);
-    fs.rmSync(host, { recursive: true, force: true });
+    // as envd (services/filesystem/remove.go): os.RemoveAll, so a missing path is no error
+    try { fs.rmSync(host, { recursive: true, force: true }); } catch (e) { throw fsError(e); }
     return {};
   },
 };
-
-function isLink(h) {
-  try { return fs.lstatSync(h).isSymbolicLink(); } catch { return false; }
-}
 
 // ---- HTTP: /files, /health, the Connect routes -----------------------------
 const connect = connectNodeAdapter({
@@ -378,6 +444,30 @@ function multipartFile(body, type) {
   return null;
 }
 
+// A query parameter's bytes, percent-decoded, or null.
+function rawParam(reqUrl, name) {
+  const q = reqUrl.split("?")[1] ?? "";
+  for (const kv of q.split("&")) {
+    const [k, v = ""] = kv.split("=");
+    if (k !== name) continue;
+    const out = [];
+    for (let i = 0; i < v.length; i++) {
+      if (v[i] === "%" && /^[0-9a-fA-F]{2}$/.test(v.slice(i + 1, i + 3))) { out.push(parseInt(v.slice(i + 1, i + 3), 16)); i += 2; }
+      else out.push(v[i] === "+" ? 0x20 : v.charCodeAt(i) & 0xff);
+    }
+    return Buffer.from(out);
+  }
+  return null;
+}
+
+// hostPath for a path that is bytes, not UTF-8 (latin1 keeps each byte as one char)
+function hostPathBytes(sb, raw) {
+  const abs = path.posix.resolve(HOME, raw.toString("latin1"));
+  const host = Buffer.concat([Buffer.from(sb.root), Buffer.from(abs, "latin1")]);
+  if (!host.toString("latin1").startsWith(sb.root + "/")) throw new ConnectError("path escapes", Code.InvalidArgument);
+  return { abs, host };
+}
+
 async function files(req, res, url) {
   let sb;
   try {
@@ -386,7 +476,12 @@ async function files(req, res, url) {
     return send(res, e.code === Code.NotFound ? 502 : 401, { code: e.code === Code.NotFound ? 502 : 401, message: e.rawMessage });
   }
   let p;
-  try { p = hostPath(sb, url.searchParams.get("path")); } catch (e) { return send(res, 400, { code: 400, message: e.rawMessage }); }
+  try {
+    // Go's url.Query() decodes %XX to bytes, UTF-8 or not (a file named in
+    // bytes is read as such); URLSearchParams would put U+FFFD in their place
+    const raw = rawParam(req.url, "path");
+    p = raw && !isUtf8(raw) && req.method === "GET" ? hostPathBytes(sb, raw) : hostPath(sb, url.searchParams.get("path"));
+  } catch (e) { return send(res, 400, { code: 400, message: e.rawMessage }); }
   if (req.method === "GET") {
     try {
       const st = fs.statSync(p.host);
@@ -399,6 +494,12 @@ async function files(req, res, url) {
   if (req.method === "POST") {
     const body = await readBody(req);
     const type = req.headers["content-type"] || "";
+    // as envd (api/upload.go, PostFiles): raw bodies (application/octet-stream)
+    // from 0.5.7 (92011c8af); before, every body went to r.MultipartReader()
+    if (!type.startsWith("multipart/") && !atLeast("0.5.7"))
+      return send(res, 500, { code: 500, message: "error parsing multipart form: request Content-Type isn't multipart/form-data" });
+    if (!type.startsWith("multipart/") && !type.startsWith("application/octet-stream"))
+      return send(res, 400, { code: 400, message: `unsupported content type: ${type}, expected multipart/form-data or application/octet-stream` });
     const data = type.startsWith("multipart/") ? multipartFile(body, type) : body;
     if (!data) return send(res, 400, { code: 400, message: "no file in the request" });
     try {

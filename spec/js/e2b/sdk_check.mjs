@@ -52,6 +52,21 @@ await check("files: write, read, list, exists, rename, remove, makeDir", async (
   assert(missing, "reading a missing file is NotFound");
 });
 
+// as envd reports a link (shared/pkg/filesystem/entry.go): the target's
+// type, symlinkTarget the resolved path; the SDK passes both through
+await check("files: a link's info, as envd gives it", async () => {
+  await sbx.files.write("linked/t.txt", "target\n");
+  await sbx.commands.run("ln -s t.txt linked/l && ln -s gone linked/dangling", { cwd: "/home/user" });
+  const info = await sbx.files.getInfo("linked/l");
+  assert(info.type === "file" && info.symlinkTarget === "/home/user/linked/t.txt" && info.size === 5,
+         "getInfo of a link " + JSON.stringify(info));
+  assert((await sbx.files.read("linked/l")) === "target\n", "read through a link");
+  const names = (await sbx.files.list("linked")).map((e) => `${e.name}:${e.type ?? "none"}`).sort();
+  // a dangling link has no type from envd, and the SDK's list leaves such entries out
+  assert(JSON.stringify(names) === JSON.stringify(["l:file", "t.txt:file"]), "list " + JSON.stringify(names));
+  await sbx.files.remove("linked");
+});
+
 await check("commands: run with output, exit codes, env, cwd", async () => {
   const r = await sbx.commands.run("echo out; echo err >&2; echo $GREETING", { cwd: "/home/user" });
   assert(r.exitCode === 0 && r.stdout === "out\nhi\n" && r.stderr === "err\n", JSON.stringify(r));
