@@ -123,6 +123,8 @@ return {
       meaning = "seconds to open a connection to the engine or envd; beyond → `EIO`" },
     { names = { "request_timeout" },
       meaning = "seconds a whole call (not a command's stream) may take; beyond → `EIO`" },
+    { names = { "login" },
+      meaning = "commands start with the login profile read (`/etc/profile`, then `~/.profile`), as E2B's SDK gets from `bash -l`: `~/.local/bin` and `/etc/profile.d` additions apply (on a Debian template `/etc/profile` also sets `PATH` anew). What the sandbox sets (`env`, `TERM`, `NO_COLOR`, `PAGER`) still wins; the profile's output is discarded" },
     { names = { "idle_timeout" },
       meaning = "seconds a command's stream may go without a byte (envd sends keepalives every second): a dead link or sandbox → the stream is reattached, and `EIO` if that fails" },
     { names = { "exec", "exec_timeout", "inherit_env", "max_background_processes", "max_output_bytes", "allow_shell", "kill_grace" }, default = "as the ContainerSandbox",

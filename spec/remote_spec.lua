@@ -145,6 +145,36 @@ describe("RemoteSandbox", function()
       mine:dispose()
     end)
 
+    -- E2B's SDK runs commands with /bin/bash -l -c (sandbox/commands/index.ts)
+    it("reads the login profile with login = true, what the sandbox sets still winning", function()
+      -- the peer runs commands on this host, without a microVM's own "/": HOME
+      -- names the sandbox's home as this host sees it (pwd there says where)
+      local probe = assert(new { keep = true })
+      local home = assert(probe:exec("pwd")).stdout:gsub("\n$", "")
+      probe:dispose()
+      local sb = assert(new { sandbox_id = probe.sandbox_id, login = true, keep = true, env = { MINE = "mine", HOME = home } })
+      assert(sb:write_file(".profile", table.concat({
+        'export PATH="$HOME/tools:$PATH" FROM_PROFILE=yes TERM=xterm MINE=theirs',
+        "echo noise from the profile; echo more >&2", "set -eu", "" }, "\n")))
+      assert(sb:write_file("tools/hello", "#!/bin/sh\necho hello from tools\n"))
+      assert.equal(0, assert(sb:exec("chmod", { "+x", "tools/hello" })).exit_code)
+      local r = assert(sb:exec("hello"))
+      assert.same({ 0, "hello from tools\n", "" }, { r.exit_code, r.stdout, r.stderr })
+      r = assert(sb:exec("sh", { "-c", 'printf "%s|%s|%s" "$FROM_PROFILE" "$TERM" "$MINE"' }))
+      assert.equal("yes|dumb|mine", r.stdout)
+      -- the profile's `set -eu` is not the wrapper's: a failing command still ends as itself, the tree swept
+      r = assert(sb:exec("sh", { "-c", "exit 3" }))
+      assert.equal(3, r.exit_code)
+      assert.equal(7, assert(sb:exec("sh", { "-c", "sleep 1007.75 & exit 7" })).exit_code)
+      assert_gone("1007.75")
+      sb:dispose()
+      -- without it (the default), the same sandbox and profile: the engine's environment only
+      local plain = assert(new { sandbox_id = probe.sandbox_id, env = { HOME = home } })
+      assert.equal("ENOENT", code_of(plain:exec("hello")))
+      assert.equal("", assert(plain:exec("sh", { "-c", 'printf "%s" "$FROM_PROFILE"' })).stdout)
+      plain:dispose()
+    end)
+
     it("lists every page of the engine's sandboxes (X-Next-Token), not the first one only", function()
       local paged = peer_lib.start(KEY, { page_size = 2 })
       local made = {}

@@ -120,6 +120,7 @@
 ---@field inherit_env? boolean default: false
 ---@field keep? boolean default: false
 ---@field kill_grace? number default: 2
+---@field login? boolean default: false
 ---@field max_background_processes? integer default: 3
 ---@field max_output_bytes? integer|string default: 1048576
 ---@field max_read_bytes? integer|string default: 10485760

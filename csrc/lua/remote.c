@@ -229,7 +229,8 @@ int sb_lua_remote(lua_State *L) {
                                   .max_output = (size_t)sb_opt_u64(L, 1, "max_output_bytes"),
                                   .fs = &sb->fs,
                                   .envd = sb_remote_fs_envd(&sb->fs),
-                                  .root = rp->root};
+                                  .root = rp->root,
+                                  .login = sb_opt_bool(L, 1, "login")};
     sb_runner *r = sb_remote_runner(&sb->fs.mem, &rc, &e);
     if (!r) c = e.code;
     else {

@@ -30,6 +30,7 @@ typedef struct sb_remote_runner_config {
   sb_fs *fs; /* the remote backend: working directories resolve there */
   const sb_envd *envd; /* valid while the runner lives */
   const char *root; /* the backend's root, absolute */
+  bool login; /* commands read the login profile first (remote/tree.h) */
 } sb_remote_runner_config;
 
 /* A runner; NULL with e when it cannot be made (OOM, no eventfd). */

@@ -12,12 +12,23 @@
  * and argv (remote/tree.h), the environment as name/value pairs with the
  * tree's mark last (a mark of the caller's is not kept), the working
  * directory. deadline: the watchdog's, 0 for none. */
+/* A name a shell's eval may take (the login list's: nothing else gets in). */
+static bool shell_name(const char *s, size_t n) {
+  if (!n || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return false;
+  return true;
+}
+
 bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check) {
   size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1;
+  bool login = p->rr->cfg.login;
   for (char *const *a = cmd->argv; *a; a++) nargs++, bytes += strlen(*a) + 1;
-  for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += strlen(*v) + 1;
+  for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += (login ? 2 : 1) * (strlen(*v) + 1);
+  if (login) bytes += sizeof SB_RTREE_VAR + 1;
   size_t nall = 1 + SB_RTREE_PREFIX + nargs;
-  size_t ptrs = (nall + 1 + 2 * (nenv + 1) + 1) * sizeof(char *);
+  size_t ptrs = (nall + 1 + 2 * (nenv + 2) + 1) * sizeof(char *);
   p->specsize = ptrs + bytes;
   char *m = p->specmem = malloc(p->specsize);
   if (!m) return false;
@@ -41,6 +52,20 @@ bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadl
     if (strcmp(kv, SB_RTREE_VAR) == 0) continue;
     env[j++] = kv;
     env[j++] = eq + 1;
+  }
+  if (login) { /* the names set here, set again after the profile */
+    char *names = s;
+    for (size_t i = 0; i < j; i += 2) {
+      size_t n = strlen(env[i]);
+      if (!shell_name(env[i], n)) continue;
+      memcpy(s, env[i], n);
+      s += n;
+      *s++ = ' ';
+    }
+    memcpy(s, SB_RTREE_VAR, sizeof SB_RTREE_VAR);
+    s += sizeof SB_RTREE_VAR;
+    env[j++] = SB_RTREE_LOGIN;
+    env[j++] = names;
   }
   env[j++] = SB_RTREE_VAR;
   env[j++] = p->tree.mark;

@@ -26,6 +26,9 @@
 #include "remote/process.h"
 
 #define SB_RTREE_VAR "AGENT_SANDBOX_TREE"
+/* With it, the wrapper reads the login profile, then sets again the
+ * variables it names (space-separated) as they were. */
+#define SB_RTREE_LOGIN "AGENT_SANDBOX_LOGIN"
 #define SB_RTREE_GO '\001' /* the command runs */
 #define SB_RTREE_ENOENT '\002' /* not found: nothing ran */
 #define SB_RTREE_EACCES '\003' /* found, not executable: nothing ran */

@@ -56,6 +56,7 @@ M.options = {
   request_timeout = { check = C.seconds, default = 60 },
   idle_timeout = { check = C.seconds, default = 30 },
   exec = { check = C.boolean, default = true },
+  login = { check = C.boolean, default = false }, -- commands see the login profile, as the SDK's bash -l
 }
 
 -- commands run in the engine's sandbox, isolated by the engine: the exec

@@ -77,6 +77,7 @@ local SPELLING = {
   connect_timeout = { "value", "SECONDS", "to open a connection to the engine; beyond: EIO" },
   request_timeout = { "value", "SECONDS", "a whole call to the engine (not a command); beyond: EIO" },
   idle_timeout = { "value", "SECONDS", "a command's stream without a byte: the stream is followed again, EIO if that fails" },
+  login = { "bool", nil, "remote commands read the login profile first (/etc/profile, ~/.profile), as E2B's SDK's bash -l" },
 }
 
 -- Options that are no flag: a function, a tree of files (a Lua --config
