@@ -99,22 +99,31 @@ describe("RemoteSandbox", function()
       sb:dispose()
     end)
 
-    it("reports the edge's 409 (pausing or resuming) as EAGAIN with its words, not as a file that exists", function()
-      local sb = assert(new {})
-      assert(sb:write_file("a", "1"))
-      assert.equal(204, (peer_lib.http("POST", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/transition",
-        { ["X-API-Key"] = KEY, ["Content-Type"] = "application/json" }, '{"ms":1500}')))
-      for _, call in ipairs { function() return sb:stat("a") end, function() return sb:write_file("b", "2") end,
-                              function() return sb:mkdir("d") end, function() return sb:read_file("a") end } do
-        local ok, msg, code = call()
-        assert.is_nil(ok)
-        assert.equal("EAGAIN", code)
-        assert.matches("still transitioning", msg)
-      end
-      sh.run("sleep 1.6")
-      assert.equal("1", sb:read_file("a"))
-      sb:dispose()
-    end)
+    -- the edge proxy's own answers (infra shared/pkg/proxy/template/*.go)
+    for _, case in ipairs {
+      { 409, "EAGAIN", "still transitioning" }, -- pausing or resuming: not a file that exists
+      { 429, "EAGAIN", "too many concurrent incoming connections" },
+      { 502, "EIO", "The sandbox was not found" },
+    } do
+      it(("reports the edge's %d as %s with its words, then works when it passes"):format(case[1], case[2]), function()
+        local sb = assert(new {})
+        assert(sb:write_file("a", "1"))
+        assert.equal(204, (peer_lib.http("POST", peer.api .. "/sandboxes/" .. sb.sandbox_id .. "/transition",
+          { ["X-API-Key"] = KEY, ["Content-Type"] = "application/json" }, ('{"ms":1500,"status":%d}'):format(case[1]))))
+        for _, call in ipairs { function() return sb:stat("a") end, function() return sb:write_file("b", "2") end,
+                                function() return sb:mkdir("d") end, function() return sb:read_file("a") end,
+                                function() return sb:exec("true") end } do
+          local ok, msg, code = call()
+          assert.is_nil(ok)
+          assert.equal(case[2], code, msg)
+          assert.matches(case[3], msg, nil, true)
+        end
+        sh.run("sleep 1.6")
+        assert.equal("1", sb:read_file("a"))
+        assert.equal(0, assert(sb:exec("true")).exit_code)
+        sb:dispose()
+      end)
+    end
 
     it("keeps a replaced file's mode: an edited script stays executable", function()
       local sb = assert(new {})

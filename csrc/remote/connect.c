@@ -102,6 +102,7 @@ sb_code sb_connect_http_code(long status) {
   case 403: return SB_EACCES;
   case 404: return SB_ENOENT;
   case 409: return SB_EAGAIN; /* the edge: the sandbox is pausing or resuming ("try again in a moment") */
+  case 429: return SB_EAGAIN; /* the edge's connection limit, the API's rate limit: later may do */
   case 413:
   case 507: return SB_ENOSPC;
   default: return SB_EIO;

@@ -413,6 +413,13 @@ const connect = connectNodeAdapter({
   },
 });
 
+const EDGE = {
+  409: (sb) => ({ sandboxId: sb.id, message: "The sandbox is still transitioning. Try again in a moment.", code: 409 }),
+  429: (sb) => ({ sandboxId: sb.id, message: "The sandbox has too many concurrent incoming connections (limit: 100)",
+                  code: 429, connectionLimit: 100 }),
+  502: (sb) => ({ sandboxId: sb.id, message: "The sandbox was not found", code: 502 }),
+};
+
 function send(res, status, body, type = "application/json") {
   res.writeHead(status, { "content-type": type });
   res.end(typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body));
@@ -517,12 +524,12 @@ const envd = http.createServer(later((req, res) => {
   const url = new URL(req.url, "http://envd");
   const counted = sandboxes.get(req.headers["e2b-sandbox-id"]); // what a test may ask of GET /sandboxes/{id}/calls
   if (counted) counted.calls[url.pathname] = (counted.calls[url.pathname] ?? 0) + 1;
-  // as the edge proxy while a sandbox pauses or resumes (infra
-  // shared/pkg/proxy/template/sandbox_still_transitioning.go): HTTP 409 and
-  // its JSON, not a Connect error, for every call
-  if (counted && Date.now() < (counted.transitionUntil ?? 0))
-    return send(res, 409, { sandboxId: counted.id, message: "The sandbox is still transitioning. Try again in a moment.",
-                            code: 409 });
+  // as the edge proxy (infra shared/pkg/proxy/template/*.go): its own
+  // HTTP status and JSON, not a Connect error, for every call: 409 while a
+  // sandbox pauses or resumes (sandbox_still_transitioning.go), 429 past
+  // its connection limit (sandbox_too_many_connections.go), 502 for a
+  // sandbox it cannot find (sandbox_not_found.go)
+  if (counted && Date.now() < (counted.edgeUntil ?? 0)) return send(res, counted.edgeStatus, EDGE[counted.edgeStatus](counted));
   if (url.pathname === "/health") return send(res, 204, "");
   if (url.pathname === "/files") return files(req, res, url).catch((e) => send(res, 500, { code: 500, message: String(e) }));
   return connect(req, res);
@@ -585,8 +592,10 @@ const api = http.createServer(later(async (req, res) => {
   if (m && req.method === "GET" && !m[2]) return send(res, 200, info(sb));
   if (m && req.method === "DELETE" && !m[2]) { destroy(sb); return send(res, 204, ""); }
   if (m && req.method === "GET" && m[2] === "/calls") return send(res, 200, sb.calls); // the peer's own, for tests
-  if (m && req.method === "POST" && m[2] === "/transition") { // the peer's own, for tests: the edge's 409 for ms
-    sb.transitionUntil = Date.now() + (body.ms ?? 1000);
+  if (m && req.method === "POST" && m[2] === "/transition") { // the peer's own, for tests: the edge's 409 (or 429, 502) for ms
+    if (!EDGE[body.status ?? 409]) return send(res, 400, { code: 400, message: "status: 409, 429 or 502" });
+    sb.edgeStatus = body.status ?? 409;
+    sb.edgeUntil = Date.now() + (body.ms ?? 1000);
     return send(res, 204, "");
   }
   if (m && req.method === "POST" && m[2] === "/timeout") { sb.timeoutAt = Date.now() + (body.timeout ?? 15) * 1000; return send(res, 204, ""); }
