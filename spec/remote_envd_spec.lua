@@ -188,6 +188,13 @@ for _, version in ipairs { "0.5.1", "0.5.6", "0.6.13" } do
         assert.equal("ENOTSUP", code)
         assert.matches("envd 0%.5%.2 or later", msg)
         assert.matches("envd is 0%.5%.1", msg)
+        -- a handle's stdin is closed from its start: the command reads EOF, a write is refused
+        local h = assert(sb:exec("sh", { "-c", "cat; echo after-eof" }, { background = true }))
+        local r = assert(h:wait(10))
+        assert.same({ 0, "after-eof\n" }, { r.exit_code, r.stdout })
+        local ok, why = h:write("late")
+        assert.is_nil(ok)
+        assert.matches("stdin is closed", why)
       else
         assert.equal("abc", assert(sb:exec("cat", {}, { stdin = "abc" })).stdout)
       end

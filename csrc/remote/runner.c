@@ -306,7 +306,11 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
   for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], rr->cfg.max_output);
   bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
-  if (want_in && !sb_envd_has(rr->cfg.envd, SB_ENVD_CLOSE_STDIN)) { /* its end could never be told */
+  /* without CloseStdin (envd < 0.5.2) an input's end could never be told:
+   * input given up front is refused; a handle's stdin is closed from the
+   * start (the command reads EOF, h:write is EPIPE), as an SDK user gets */
+  if (want_in && !cmd->stdin_len && !sb_envd_has(rr->cfg.envd, SB_ENVD_CLOSE_STDIN)) want_in = false;
+  if (want_in && !sb_envd_has(rr->cfg.envd, SB_ENVD_CLOSE_STDIN)) {
     unsigned v = rr->cfg.envd->version;
     proc_free(p);
     sb_failf(e, SB_ENOTSUP,

@@ -164,7 +164,8 @@ local real = os.getenv("SANDBOX_TEST_REAL_ENGINE") == "1" and os.getenv("E2B_API
 local shared, cases = nil, 0
 local function engine()
   if real then return { api = os.getenv("E2B_API_URL"), envd = os.getenv("E2B_ENVD_URL"), key = real } end
-  if not peer then peer = require("support.e2b_peer").start(PEER_KEY) end
+  -- SANDBOX_TEST_ENVD_VERSION: the envd the peer stands for (0.5.1, 0.5.6; default 0.6.13)
+  if not peer then peer = require("support.e2b_peer").start(PEER_KEY, { envd_version = os.getenv("SANDBOX_TEST_ENVD_VERSION") }) end
   return { api = peer.api, envd = peer.envd, key = PEER_KEY }
 end
 if not os.getenv("SANDBOX_TEST_NO_REMOTE") then M.list[#M.list + 1] = {
