@@ -208,9 +208,34 @@ describe("grep options", function()
         assert.same({ "d.txt:3:end" }, fmt(sb:grep("^e.d$")))
       end)
 
+      it("gives content as one string in rg's words with mode = \"lines\", the records it holds and truncated", function()
+        local sb = b.new({}, files)
+        for _, o in ipairs { {}, { context = 1 }, { before = 2 }, { multiline = true }, { max_results = 2 } } do
+          local pat = o.multiline and "t\\w+\\s+\\w+" or "t[wh]|int"
+          local records = assert(sb:grep(pat, o))
+          local want, last = {}, nil
+          for _, h in ipairs(records) do
+            if (o.context or o.before) and last and (last.path ~= h.path or h.line > (last.end_line or last.line) + 1) then
+              want[#want + 1] = "--"
+            end
+            local n = h.line
+            for l in (h.text .. "\n"):gmatch("(.-)\n") do
+              want[#want + 1] = ("%s%s%d%s%s"):format(h.path, h.context and "-" or ":", n, h.context and "-" or ":", l)
+              n = n + 1
+            end
+            last = h
+          end
+          o.mode = "lines"
+          local text, n, truncated = sb:grep(pat, o)
+          assert.equal(table.concat(want, "\n") .. "\n", text)
+          assert.same({ #records, records.truncated or false }, { n, truncated })
+        end
+        assert.same({ "", 0, false }, { sb:grep("nowhere at all", { mode = "lines" }) })
+      end)
+
       it("refuses unknown options and bad values with a clear error", function()
         local sb = b.new({}, files)
-        assert.has_error(function() sb:grep("x", { mode = "lines" }) end)
+        assert.has_error(function() sb:grep("x", { mode = "line" }) end)
         assert.has_error(function() sb:grep("x", { contxt = 2 }) end)
         assert.has_error(function() sb:grep("x", { context = 1000 }) end)
         assert.has_error(function() sb:glob("*", { sort = "size" }) end)
@@ -280,6 +305,35 @@ describe("grep against ripgrep on a real source tree", function()
       assert.same(one, assert(sbs.container:grep(c[2], o)))
       o.max_results = 7
       assert.same({ table.unpack(one, 1, 7) }, { table.unpack(assert(sbs.container:grep(c[2], o)), 1, 7) })
+      -- mode = "lines": rg -n --no-heading's very lines, with context too; rg
+      -- --sort path orders by component (can/x.h before can.h), grep by the
+      -- path's bytes (as git): rg's files are put in that order to compare
+      for _, ctx in ipairs { 0, 2 } do
+        local ok, out = sh.run(("cd %s && rg --no-config -n --no-heading --null --sort path -C%d %s -e %s linux"):format(
+          dir, ctx, c[4], sh.quote(c[2])))
+        assert(ok, out)
+        local files, order = {}, {}
+        for line in out:gmatch("([^\n]*)\n") do
+          local path, rest = line:match("^([^%z]*)%z(.*)$")
+          if path then
+            if not files[path] then files[path], order[#order + 1] = {}, path end
+            local cur = files[path]
+            cur[#cur + 1] = path .. rest:match("^%d+([:%-])") .. rest
+            cur.last = #cur
+          elseif line == "--" and #order > 0 then
+            local cur = files[order[#order]]
+            cur[#cur + 1] = "--" -- a gap inside this file, or the end of it
+          end
+        end
+        table.sort(order)
+        local chunks = {}
+        for _, p in ipairs(order) do chunks[#chunks + 1] = table.concat(files[p], "\n", 1, files[p].last) end
+        local rg_lines = #chunks > 0 and table.concat(chunks, ctx > 0 and "\n--\n" or "\n") .. "\n" or ""
+        local ours = assert(sbs.container:grep(c[2], { mode = "lines", max_results = 100000, context = ctx,
+          literal = c[3].literal, ignore_case = c[3].ignore_case }))
+        assert.is_true(ours == rg_lines,
+          ("%s, context %d: not rg's lines (%d and %d bytes)"):format(c[1], ctx, #ours, #rg_lines))
+      end
     end)
   end
 end)

@@ -97,10 +97,62 @@ static void push_records(lua_State *L, sb_search *s, bool grep) {
   }
 }
 
+/* Content mode's records as rg -n --no-heading prints them, in one string
+ * made in one buffer (no table a hit: SPEC §12's "lines" mode): "path:N:text"
+ * for a match (each line of a multi-line one), "path-N-text" for context,
+ * "--" between groups that do not touch when context was asked for. Then
+ * the number of records, and true when truncated. */
+static int push_lines(lua_State *L, sb_search *s) {
+  bool ctx = s->before || s->after;
+  size_t total = 0;
+  sb_hit h;
+  for (size_t i = 0; i < s->count; i++) {
+    sb_search_hit(s, i, &h);
+    size_t nl = 1;
+    for (size_t k = 0; k < h.tlen; k++) nl += h.text[k] == '\n';
+    total += nl * (h.plen + 12) + h.tlen + 1 + (ctx ? 3 : 0);
+  }
+  const sb_mem *m = &s->fs->mem;
+  char *out = total ? sb_malloc(m, total) : NULL, *o = out;
+  if (total && !out) return -1;
+  const char *lp = NULL;
+  size_t ll = 0;
+  uint32_t last = 0;
+  for (size_t i = 0; i < s->count; i++) {
+    sb_search_hit(s, i, &h);
+    bool same = lp && h.plen == ll && memcmp(h.path, lp, ll) == 0;
+    if (ctx && lp && (!same || h.line > last + 1)) o = memcpy(o, "--\n", 3), o += 3;
+    char sep = h.kind == SB_HIT_CONTEXT ? '-' : ':';
+    uint32_t line = h.line;
+    for (const char *t = h.text, *end = h.text + h.tlen;; line++) {
+      const char *eol = memchr(t, '\n', (size_t)(end - t));
+      size_t tl = eol ? (size_t)(eol - t) : (size_t)(end - t);
+      memcpy(o, h.path, h.plen);
+      o += h.plen;
+      o += sprintf(o, "%c%u%c", sep, (unsigned)line, sep);
+      memcpy(o, t, tl);
+      o += tl;
+      *o++ = '\n';
+      if (!eol) break;
+      t = eol + 1;
+    }
+    lp = h.path;
+    ll = h.plen;
+    last = line;
+  }
+  lua_pushlstring(L, out ? out : "", (size_t)(o - out));
+  sb_free(m, out, total);
+  lua_pushinteger(L, (lua_Integer)s->count);
+  lua_pushboolean(L, s->truncated);
+  return 3;
+}
+
+/* The results on the stack: how many values (1, or 3 in "lines" mode), or -1 (out of memory). */
 static int push_results(lua_State *L, sb_search *s, bool grep) {
   if (!sb_search_sorted(s)) return -1;
+  if (grep && s->lines) return push_lines(L, s);
   push_records(L, s, grep);
-  return 0;
+  return 1;
 }
 
 /* What the walk leaves out: options ignored (nothing) and hidden. */
@@ -150,7 +202,7 @@ static int m_glob(lua_State *L) {
   bool nothing;
   sb_code c = sb_lua_glob_prepare(L, sb, op, s, pat, &nothing);
   if (c == SB_OK && !nothing) c = sb_search_glob(s, &op->p);
-  if (c != SB_OK || push_results(L, s, false) != 0) return sb_lua_fail(L, sb, op);
+  if (c != SB_OK || push_results(L, s, false) < 0) return sb_lua_fail(L, sb, op);
   sb_search_free(s);
   sb_lua_audit_ok(L, sb, op, (lua_Integer)lua_rawlen(L, -1));
   return 1;
@@ -174,10 +226,12 @@ static unsigned context_opt(lua_State *L, int idx, const char *key) {
 static void grep_mode(lua_State *L, int idx, sb_search *s) {
   size_t n;
   const char *m = sb_lua_opt_str(L, idx, "mode", &n);
+  s->lines = false;
   if (!m || strcmp(m, "content") == 0) s->mode = SB_GREP_CONTENT;
+  else if (strcmp(m, "lines") == 0) s->mode = SB_GREP_CONTENT, s->lines = true;
   else if (strcmp(m, "files") == 0) s->mode = SB_GREP_FILES;
   else if (strcmp(m, "count") == 0) s->mode = SB_GREP_COUNT;
-  else luaL_error(L, "grep: option 'mode' must be \"content\", \"files\" or \"count\"");
+  else luaL_error(L, "grep: option 'mode' must be \"content\", \"lines\", \"files\" or \"count\"");
   s->before = context_opt(L, idx, "before");
   s->after = context_opt(L, idx, "after");
   s->multiline = sb_lua_opt_bool(L, idx, "multiline", false);
@@ -229,10 +283,11 @@ static int m_grep(lua_State *L) {
   if (sb_lua_grep_prepare(L, sb, op, s, fpat) != SB_OK) return sb_lua_fail(L, sb, op);
   sb_code c = sb_search_grep(s, pattern, plen, &op->p);
   op->no_path = s->bad_pattern; /* about the pattern, not a path */
-  if (c != SB_OK || push_results(L, s, true) != 0) return sb_lua_fail(L, sb, op);
+  int n = c == SB_OK ? push_results(L, s, true) : -1;
+  if (n < 0) return sb_lua_fail(L, sb, op);
   sb_lua_audit_ok(L, sb, op, (lua_Integer)s->count);
   sb_search_free(s);
-  return 1;
+  return n;
 }
 
 static const sb_optspec snap_opts[] = {{"max_bytes", LUA_TNUMBER}, {"directories", LUA_TBOOLEAN}, {NULL, 0}};

@@ -21,7 +21,8 @@ sb_code sb_lua_grep_prepare(lua_State *L, sb_sandbox *sb, sb_op *op, sb_search *
  * *nothing when the policy hides the whole start (an empty answer). */
 void sb_lua_glob_check(lua_State *L);
 sb_code sb_lua_glob_prepare(lua_State *L, sb_sandbox *sb, sb_op *op, sb_search *s, char *pat, bool *nothing);
-/* Push s's records (sorted) as grep or glob gives them; 0, or -1 when out
+/* Push s's records (sorted) as grep or glob gives them: how many values
+ * (1; a grep in "lines" mode 3: the text, its records, truncated), or -1 when out
  * of memory. Only from a C closure with the result keys as its first
  * upvalues (sb_lua_search_keys pushes them). */
 int sb_lua_search_push(lua_State *L, sb_search *s, bool grep);

@@ -159,9 +159,10 @@ static int m_result(lua_State *L) {
       sb_failf(&j->op.e, SB_EIO, "the search's process ended by signal %d without an answer", WTERMSIG(j->fj.status));
     else sb_fail(&j->op.e, SB_EIO, "the search's process ended without an answer");
   }
-  if (c != SB_OK || sb_lua_search_push(L, &j->s, j->grep) != 0) return sb_lua_fail(L, sb, &j->op);
+  int n = c == SB_OK ? sb_lua_search_push(L, &j->s, j->grep) : -1;
+  if (n < 0) return sb_lua_fail(L, sb, &j->op);
   sb_lua_audit_ok(L, sb, &j->op, (lua_Integer)j->s.count);
-  return 1;
+  return n;
 }
 
 /* job:cancel(): stop the search (idempotent); result() then raises. */

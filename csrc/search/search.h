@@ -51,6 +51,7 @@ typedef struct sb_search {
   size_t start_len; /* the walk's start: named explicitly, never left out */
   /* grep */
   int mode;
+  bool lines; /* content mode's records as one rg-style string (the binding's form) */
   bool literal, icase, multiline;
   unsigned before, after;
   size_t threads; /* 0: as many as the machine has */

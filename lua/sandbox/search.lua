@@ -54,7 +54,7 @@ local GREP = options.schema(WALK, {
   type = { check = file_type },
   literal = { check = C.boolean, default = false },
   ignore_case = { check = C.boolean, default = false },
-  mode = { check = options.one_of("content", "files", "count"), default = "content" },
+  mode = { check = options.one_of("content", "lines", "files", "count"), default = "content" },
   context = { check = lines },
   before = { check = lines },
   after = { check = lines },

@@ -198,6 +198,16 @@ if not os.getenv("SANDBOX_TEST_NO_REMOTE") then M.list[#M.list + 1] = {
   end,
 } end
 
+-- SANDBOX_TEST_ONLY_REMOTE=1: the remote entry alone (CI's run of the
+-- backend-list suites on the peer at an older envd)
+if os.getenv("SANDBOX_TEST_ONLY_REMOTE") then
+  local only = {}
+  for _, b in ipairs(M.list) do
+    if b.kind == "remote" then only[#only + 1] = b end
+  end
+  M.list = only
+end
+
 --- Only the container entries.
 function M.containers()
   local out = {}
