@@ -34,8 +34,9 @@ sb_code sb_rt_type_error(const struct stat *st, sb_err *e) {
 
 bool sb_rt_is_tmp(const char *name) { return strncmp(name, TMP_PREFIX, sizeof TMP_PREFIX - 1) == 0; }
 
-/* Read an open regular file of about size_hint bytes into fs->scratch
- * (NUL-terminated), under the read limit even if it grows meanwhile. */
+/* Read an open regular file of about size_hint bytes (its fstat size) into
+ * fs->scratch (NUL-terminated), under the read limit even if it grows
+ * meanwhile; a file that still has size_hint bytes is read no further. */
 sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_err *e) {
   sb_buf *b = &fs->scratch;
   uint64_t max = fs->policy->max_read_bytes;
@@ -52,6 +53,9 @@ sb_code sb_rt_read_fd(sb_fs *fs, int fd, uint64_t size_hint, sb_bytes *out, sb_e
     }
     if (n == 0) break;
     b->len += (size_t)n;
+    /* all that fstat said it held: the file as of its open, without the
+     * read that would only say end-of-file (one system call in five) */
+    if (size_hint && b->len == size_hint) break;
   }
   b->p[b->len] = '\0';
   out->p = b->p;
