@@ -28,13 +28,15 @@ static const char script[] =
     "check) [ -r /proc/self/environ ] && printf 'a\\000' | command -p grep -qzx a 2>/dev/null ||"
     " { printf '\\004'; exit 127; } ;;" NL "*) exit 2 ;;" NL "esac" NL
     /* the login profile (login = true), as bash -l reads it for E2B's SDK:
-     * quiet, with this shell's options kept, and then what the sandbox set
-     * (the names in SB_RTREE_LOGIN, the mark among them) set again */
-    "[ -z \"${" SB_RTREE_LOGIN "+x}\" ] || {" NL "  k=$" SB_RTREE_LOGIN "; unset " SB_RTREE_LOGIN "; o=$(set +o)" NL
+     * read in a subshell, quietly (its options, traps, functions or an
+     * exit there never reach this shell), its exported variables taken
+     * back (export -p), then what the sandbox set (the names in
+     * SB_RTREE_LOGIN, the mark among them) set again */
+    "[ -z \"${" SB_RTREE_LOGIN "+x}\" ] || {" NL "  k=$" SB_RTREE_LOGIN "; unset " SB_RTREE_LOGIN NL
     "  for n in $k; do eval \"_sb_$n=\\${$n}\"; done" NL
-    "  { [ ! -r /etc/profile ] || . /etc/profile; [ ! -r \"$HOME/.profile\" ] || . \"$HOME/.profile\"; }"
-    " </dev/null >/dev/null 2>&1" NL
-    "  eval \"$o\"; for n in $k; do eval \"export $n=\\\"\\${_sb_$n}\\\"; unset _sb_$n\"; done" NL "}" NL
+    "  x=$(exec 3>&1; { [ ! -r /etc/profile ] || . /etc/profile; [ ! -r \"$HOME/.profile\" ] ||"
+    " . \"$HOME/.profile\"; } </dev/null >/dev/null 2>&1; export -p >&3)" NL
+    "  eval \"$x\" 2>/dev/null; for n in $k; do eval \"export $n=\\\"\\${_sb_$n}\\\"; unset _sb_$n\"; done" NL "}" NL
     "d=$2 g=$3 m=$" SB_RTREE_VAR NL
     /* what a signal to the tree must not end before the command */
     "t='HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS'" NL
