@@ -34,7 +34,7 @@ CFLAGS   += $(CFLAGS_BASE) -Icsrc $(LUA_INC) $(SANFLAGS)
 # every uv_* symbol made local: a host with its own libuv never clashes.
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 UV_STATIC ?= $(firstword $(wildcard /usr/lib/$(MULTIARCH)/libuv_a.a /usr/lib/$(MULTIARCH)/libuv.a))
-UV_LINK := -luv -lcurl -lpcre2-8 -lcrypto -lpthread
+UV_LINK := -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread
 
 # The C core, one folder per part (see the README's Architecture): the front
 # door (base), file-system backends (fs), commands (exec), confinement,
@@ -98,7 +98,7 @@ static: $(STATIC_LIB)
 all: $(STATIC_LIB)
 
 # Hosts linking it: the embed example and the two-threads test.
-EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 -lcrypto $(LUA_LIB) -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
+EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 -lssl -lcrypto $(LUA_LIB) -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
 $(BUILD)/examples/embed-host: examples/embed/host.c examples/embed/capped_alloc.h $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $< $(EMBED_LIBS)
@@ -204,7 +204,7 @@ $(FUZZ_BUILD)/obj/%.o: csrc/%.c
 $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC))
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lpcre2-8 -lcrypto -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread -lm
 -include $(wildcard $(FUZZ_BUILD)/obj/*/*.d)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build
@@ -229,7 +229,11 @@ coverage: $(MODULE)
 
 # Baselines for the benchmarks: a bare C uthash tree for Lua, C loops.
 BENCH := $(BUILD)/bench
-bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c $(BENCH)/remote_rt
+bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c $(BENCH)/remote_rt $(BENCH)/tls_srv
+# the HTTPS server behind the secrets proxy (bench/secrets_ops.lua)
+$(BENCH)/tls_srv: bench/tls_srv.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 # the remote client's round trips (bench/remote_ops.lua)
 $(BENCH)/remote_rt: bench/remote_rt.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/envd.c \
                     csrc/remote/process.c csrc/remote/json.c csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c

@@ -26,7 +26,7 @@ external_dependencies = {
   UTHASH = { header = "uthash.h" },
   CURL = { library = "curl" }, -- curl.h is in the multiarch include dir the compiler searches
   PCRE2 = { header = "pcre2.h", library = "pcre2-8" },
-  OPENSSL = { header = "openssl/evp.h", library = "crypto" }, -- SHA-256 of the audit log
+  OPENSSL = { header = "openssl/ssl.h", library = "ssl" }, -- SHA-256 of the audit log, TLS of the secrets proxy
 }
 build = {
   type = "make",

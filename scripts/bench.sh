@@ -40,3 +40,5 @@ BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/audit_ops.lua "$(cd 
 # the remote client against E2B's SDK, over loopback to the test peer
 bash scripts/npm-deps.sh
 BENCH_BUILD=$B lua5.4 bench/remote_ops.lua
+# the secrets proxy: TLS interception against a plain CONNECT tunnel (issue 33)
+BENCH_BUILD=$B lua5.4 bench/secrets_ops.lua

@@ -1,12 +1,14 @@
--- Secrets that never enter the sandbox (issue 33, its plain-HTTP part):
--- the proxy sets a secret's header on requests to its host, replacing what
--- the command sent; the command sees neither the value nor a way to it.
--- HTTPS to a host with a secret is refused with the reason (interception
--- is not built yet), never sent without it or downgraded.
+-- Secrets that never enter the sandbox (issue 33): the proxy sets a
+-- secret's header on requests to its host, replacing what the
+-- command sent; the command sees neither the value nor a way to it.
+-- HTTPS to a host with a secret is intercepted with the sandbox's own
+-- authority (verified upstream; a failure is a 502 with the reason), never
+-- sent without it or downgraded.
 local sandbox = require "sandbox"
 local backends = require "support.backends"
 local httpd = require "support.httpd"
 local sh = require "support.sh"
+local tls = require "support.tls_peer"
 
 local confine = not os.getenv("SANDBOX_TEST_UNCONFINED") -- valgrind: see the Makefile
 local SECRET = "Bearer sk-test-9f8e7d6c5b4a-never-inside"
@@ -20,54 +22,11 @@ local function new(A, B, extra)
   return assert(sandbox.container(o))
 end
 
-describe("secrets", function()
-  local A, B
-  lazy_setup(function() A, B = httpd.start(), httpd.start() end)
-  lazy_teardown(function() httpd.stop_all() end)
-
-  it("are set by the proxy on plain-HTTP requests to their host, replacing the command's own header", function()
-    local got = {}
-    local sb = new(A, B, { audit = function(e) got[#got + 1] = e end })
-    local r = assert(sb:exec_shell("curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer forged' "
-      .. A.url "/hello"))
-    assert.equal("200", r.stdout)
-    local py = assert(sb:exec("python3", { "-c", "import urllib.request as u; print(u.urlopen('"
-      .. A.url "/hello" .. "').status)" }))
-    assert.equal("200\n", py.stdout)
-    sb:dispose()
-    local heads = A.heads()
-    local n = select(2, heads:gsub("Authorization: " .. SECRET:gsub("%-", "%%-"), ""))
-    assert.equal(2, n, heads) -- curl's and Python's, each with the secret
-    assert.is_nil(heads:find("forged", 1, true), "the command's own header went upstream")
-    assert.equal(2, select(2, heads:gsub("\nAuthorization:", ""))) -- one a request: replaced, not added
-    -- the audit trail names the host and the header, never the value
-    local injected = 0
-    for _, e in ipairs(got) do
-      if e.kind == "secret_injected" then
-        injected = injected + 1
-        assert.same({ "127.0.0.1", A.port, "Authorization" }, { e.host, e.port, e.header })
-      end
-      for _, v in pairs(e) do
-        if type(v) == "string" then assert.is_nil(v:find("sk-test", 1, true)) end
-      end
-    end
-    assert.equal(2, injected)
-    assert.is_nil(require("sandbox.json").encode(got):find("sk-test", 1, true))
-  end)
-
-  it("go to no other host, not even an allowed one", function()
-    local sb = new(A, B)
-    assert.equal("200", assert(sb:exec_shell("curl -s -o /dev/null -w '%{http_code}' " .. B.url "/hello")).stdout)
-    sb:dispose()
-    assert.is_nil(B.heads():find("sk-test", 1, true))
-  end)
-
-  it("never reach anything the command can read: environment, files, /proc, process memory", function()
-    local sb = new(A, B)
-    assert(sb:exec_shell("curl -s " .. A.url "/hello" .. " > got.txt"))
-    -- every process the command can see, its environment, command line and readable memory, and
-    -- every file under the root and /tmp: the secret's bytes nowhere
-    local scan = [[
+-- Every process the command can see (its environment, command line and
+-- readable memory) and every file under the root and /tmp: the secret's
+-- bytes nowhere, and not in the command's environment.
+local function assert_nowhere(sb)
+  local scan = [[
 import os, sys
 needle = sys.argv[1].encode()
 hits = []
@@ -96,24 +55,66 @@ for top in ('.', '/tmp'):
             except OSError: pass
 print(len(hits)); print('\n'.join(hits))
 ]]
-    assert(sb:write_file("scan.py", scan))
-    -- the needle is passed split, so the scanner's own argv does not hold it whole
-    local r = assert(sb:exec_shell([[exec python3 scan.py "$(printf '%s%s' 'sk-test-9f8e7d' '6c5b4a-never-inside')"]]))
-    assert.equal("0\n\n", r.stdout, r.stdout .. r.stderr)
-    local env = assert(sb:exec("env"))
-    assert.is_nil(env.stdout:find("sk-test", 1, true))
+  assert(sb:write_file("scan.py", scan))
+  -- the needle is passed split, so the scanner's own argv does not hold it whole
+  local r = assert(sb:exec_shell([[exec python3 scan.py "$(printf '%s%s' 'sk-test-9f8e7d' '6c5b4a-never-inside')"]]))
+  assert.equal("0\n\n", r.stdout, r.stdout .. r.stderr)
+  local env = assert(sb:exec("env"))
+  assert.is_nil(env.stdout:find("sk-test", 1, true))
+end
+
+-- The audit trail's secret_injected events, each naming the host and the
+-- header, no event holding the value.
+local function injections(got, port)
+  local n = 0
+  for _, e in ipairs(got) do
+    if e.kind == "secret_injected" then
+      n = n + 1
+      assert.same({ "127.0.0.1", port, "Authorization" }, { e.host, e.port, e.header })
+    end
+    for _, v in pairs(e) do
+      if type(v) == "string" then assert.is_nil(v:find("sk-test", 1, true)) end
+    end
+  end
+  return n
+end
+
+describe("secrets", function()
+  local A, B
+  lazy_setup(function() A, B = httpd.start(), httpd.start() end)
+  lazy_teardown(function() httpd.stop_all() end)
+
+  it("are set by the proxy on plain-HTTP requests to their host, replacing the command's own header", function()
+    local got = {}
+    local sb = new(A, B, { audit = function(e) got[#got + 1] = e end })
+    local r = assert(sb:exec_shell("curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer forged' "
+      .. A.url "/hello"))
+    assert.equal("200", r.stdout)
+    local py = assert(sb:exec("python3", { "-c", "import urllib.request as u; print(u.urlopen('"
+      .. A.url "/hello" .. "').status)" }))
+    assert.equal("200\n", py.stdout)
     sb:dispose()
+    local heads = A.heads()
+    local n = select(2, heads:gsub("Authorization: " .. SECRET:gsub("%-", "%%-"), ""))
+    assert.equal(2, n, heads) -- curl's and Python's, each with the secret
+    assert.is_nil(heads:find("forged", 1, true), "the command's own header went upstream")
+    assert.equal(2, select(2, heads:gsub("\nAuthorization:", ""))) -- one a request: replaced, not added
+    -- the audit trail names the host and the header, never the value
+    assert.equal(2, injections(got, A.port))
+    assert.is_nil(require("sandbox.json").encode(got):find("sk-test", 1, true))
   end)
 
-  it("refuse HTTPS (CONNECT) to their host with the reason: never sent without the secret", function()
+  it("go to no other host, not even an allowed one", function()
     local sb = new(A, B)
-    local r = assert(sb:exec_shell("curl -s -p -o /dev/null -w '%{http_connect}' " .. A.url "/hello"))
-    assert.equal("403", r.stdout)
-    local why = assert(sb:exec_shell("curl -s -p " .. A.url "/hello" .. " 2>&1; curl -s -x \"$HTTP_PROXY\" "
-      .. "-X CONNECT --request-target 127.0.0.1:" .. A.port .. " http://127.0.0.1:" .. A.port .. "/ -D -"))
-    assert.truthy(why.stdout:find("X-Sandbox-Error: secret-needs-plain-http", 1, true), why.stdout)
-    -- a host without a secret keeps its tunnel
-    assert.equal("200", assert(sb:exec_shell("curl -s -p -o /dev/null -w '%{http_connect}' " .. B.url "/hello")).stdout)
+    assert.equal("200", assert(sb:exec_shell("curl -s -o /dev/null -w '%{http_code}' " .. B.url "/hello")).stdout)
+    sb:dispose()
+    assert.is_nil(B.heads():find("sk-test", 1, true))
+  end)
+
+  it("never reach anything the command can read: environment, files, /proc, process memory", function()
+    local sb = new(A, B)
+    assert(sb:exec_shell("curl -s " .. A.url "/hello" .. " > got.txt"))
+    assert_nowhere(sb)
     sb:dispose()
   end)
 
@@ -183,5 +184,129 @@ print(len(hits)); print('\n'.join(hits))
       sh.quote(BIN)))
     assert.is_false(bad_ok)
     assert.matches("expected HOST:HEADER=ENVVAR", bad)
+  end)
+end)
+
+describe("secrets over HTTPS", function()
+  -- A requires the secret; B (no secret) and C (a certificate no one signed) record what reached them.
+  local certs, repo, A, B, C
+  lazy_setup(function()
+    certs, repo = tls.certs(), tls.git_repo()
+    A = tls.start { cert = certs.cert, key = certs.key, expect = SECRET, git = repo.root }
+    B = tls.start { cert = certs.cert, key = certs.key }
+    C = tls.start { cert = certs.self_cert, key = certs.self_key }
+  end)
+  lazy_teardown(function() tls.stop_all() end)
+
+  local function new_tls(extra)
+    local o = { upstream_ca = certs.ca, read_paths = { (os.getenv("PWD") or ".") .. "/build/npm" } }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    o.allowed_hosts = { "127.0.0.1:" .. A.port, "127.0.0.1:" .. B.port, "127.0.0.1:" .. C.port }
+    o.secrets = { { host = "127.0.0.1:" .. A.port, header = "Authorization", value = SECRET },
+                  { host = "127.0.0.1:" .. C.port, header = "Authorization", value = SECRET } }
+    return new(A, B, o)
+  end
+
+  it("reach a host that requires the header from curl, Python, git and Node's fetch; the command's own is replaced",
+    function()
+      local got = {}
+      local sb = new_tls { audit = function(e) got[#got + 1] = e end }
+      local curl = assert(sb:exec_shell("curl -sS -w ' %{http_code}' -H 'Authorization: Bearer forged' "
+        .. A.url "/curl"))
+      assert.equal('{"auth": true, "path": "/curl", "method": "GET", "body_bytes": 0} 200', curl.stdout, curl.stderr)
+      local py = assert(sb:exec("python3", { "-c", "import urllib.request as u; print(u.urlopen('" .. A.url "/py"
+        .. "').status)" }))
+      assert.equal("200\n", py.stdout, py.stderr)
+      local git = assert(sb:exec_shell("GIT_TERMINAL_PROMPT=0 git ls-remote " .. A.url "/git/repo.git" .. " HEAD"))
+      assert.equal(repo.head .. "\tHEAD\n", git.stdout, git.stderr)
+      local node = assert(sb:exec("node", { "--no-warnings", "-e", ([[
+        const u = require(%q)
+        u.fetch(%q, { dispatcher: new u.EnvHttpProxyAgent() })
+          .then(r => console.log(r.status)).catch(e => { console.log(String(e.cause || e)); process.exit(1) })]]):format(
+        (os.getenv("PWD") or ".") .. "/build/npm/node_modules/undici-node20", A.url "/node") }))
+      assert.equal("200\n", node.stdout, node.stderr)
+      sb:dispose()
+      local heads = A.heads()
+      assert.is_nil(heads:find("forged", 1, true), "the command's own header went upstream")
+      local requests = select(2, heads:gsub("\nAuthorization: ", ""))
+      assert.equal(requests, select(2, heads:gsub("\nAuthorization: " .. SECRET:gsub("%-", "%%-"), "")))
+      assert.is_true(requests >= 4, heads) -- curl, Python, git, Node
+      assert.equal(requests, injections(got, A.port))
+      assert.is_nil(require("sandbox.json").encode(got):find("sk-test", 1, true))
+    end)
+
+  it("are presented with the sandbox's own authority; a host without a secret keeps its tunnel and its certificate",
+    function()
+      -- trusting only the test root: B's real certificate passes, A's (the proxy's leaf) does not
+      local sb = new_tls { read_paths = { certs.dir } }
+      local only_root = "curl -s -o /dev/null -w '%{http_code}' --cacert " .. sh.quote(certs.ca) .. " "
+      assert.equal("200", assert(sb:exec_shell(only_root .. B.url "/b")).stdout)
+      assert.equal("000", assert(sb:exec_shell(only_root .. A.url "/a")).stdout)
+      local issuer = assert(sb:exec_shell("echo | openssl s_client -proxy \"${HTTPS_PROXY#http://}\" -connect 127.0.0.1:"
+        .. A.port .. " 2>/dev/null | openssl x509 -noout -issuer"))
+      assert.matches("sandbox proxy CA", issuer.stdout)
+      sb:dispose()
+      assert.is_nil(B.heads():find("sk-test", 1, true), "a host without a secret got it")
+    end)
+
+  it("fail a request whose host's certificate does not verify: a 502 with the reason, nothing sent", function()
+    local sb = new_tls()
+    local r = assert(sb:exec_shell("curl -s -p -o /dev/null -w '%{http_connect}' " .. C.url "/c"))
+    assert.equal("502", r.stdout)
+    local why = assert(sb:exec_shell("curl -s -x \"$HTTP_PROXY\" -X CONNECT --request-target 127.0.0.1:" .. C.port
+      .. " http://127.0.0.1:" .. C.port .. "/ -D -"))
+    assert.truthy(why.stdout:find("X-Sandbox-Error: upstream-tls", 1, true), why.stdout)
+    assert.truthy(why.stdout:find("certificate verification failed", 1, true), why.stdout)
+    sb:dispose()
+    assert.equal("", C.heads())
+  end)
+
+  it("pass keep-alive, chunked uploads and streamed responses through unchanged", function()
+    local got = {}
+    local sb = new_tls { audit = function(e) got[#got + 1] = e end }
+    -- two requests on one kept-alive connection: one CONNECT, two injections
+    local two = assert(sb:exec_shell("curl -sS " .. A.url "/one" .. " " .. A.url "/two"))
+    assert.equal('{"auth": true, "path": "/one", "method": "GET", "body_bytes": 0}'
+      .. '{"auth": true, "path": "/two", "method": "GET", "body_bytes": 0}', two.stdout, two.stderr)
+    local connects = 0
+    for _, e in ipairs(got) do if e.kind == "net" and e.method == "CONNECT" then connects = connects + 1 end end
+    assert.equal(1, connects)
+    -- a chunked upload of 300 000 bytes, then a request on the same connection
+    local up = assert(sb:exec_shell("head -c 300000 /dev/zero | curl -sS -T - -H 'Transfer-Encoding: chunked' "
+      .. A.url "/up" .. " --next " .. A.url "/after"))
+    assert.equal('{"auth": true, "path": "/up", "method": "PUT", "body_bytes": 300000}'
+      .. '{"auth": true, "path": "/after", "method": "GET", "body_bytes": 0}', up.stdout, up.stderr)
+    -- server-sent events arrive as they are sent (chunked, 50 ms apart)
+    local ev = assert(sb:exec_shell("curl -sSN " .. A.url "/events"))
+    assert.equal("data: event 0\n\ndata: event 1\n\ndata: event 2\n\n", ev.stdout, ev.stderr)
+    sb:dispose()
+  end)
+
+  it("come from --secret and --upstream-ca on the command line", function()
+    local host = "127.0.0.1:" .. A.port
+    local cli = ("cd %s && SPEC_SECRET_TOKEN=%s %s %s run --allow-host %s --secret %s:Authorization=SPEC_SECRET_TOKEN "
+      .. "--upstream-ca %s -- curl -sS -o /dev/null -w '%%{http_code}' %s"):format(
+      sh.quote(backends.tmpdir("secrets-cli-tls")), sh.quote(SECRET), sh.lua(false), sh.quote(BIN), host, host,
+      sh.quote(certs.ca), A.url "/cli")
+    local ok, out = sh.run(cli)
+    assert.is_true(ok, out)
+    assert.equal("200", out) -- A answers 401 without exactly the secret
+  end)
+
+  it("are vouched for by an authority that may name their hosts only (name constraints)", function()
+    local sb = new_tls()
+    -- the bundle's last certificate is the sandbox's authority
+    local text = assert(sb:exec_shell([[awk '/BEGIN CERTIFICATE/{c=""} {c=c $0 "\n"} END{printf "%s", c}' ]]
+      .. [["$SSL_CERT_FILE" | openssl x509 -noout -subject -ext nameConstraints]]))
+    assert.matches("sandbox proxy CA", text.stdout, 1, true)
+    assert.matches("Permitted:%s+IP:127%.0%.0%.1/255%.255%.255%.255", text.stdout)
+    sb:dispose()
+  end)
+
+  it("never reach anything the command can read", function()
+    local sb = new_tls()
+    assert.equal("200", assert(sb:exec_shell("curl -s -o got.txt -w '%{http_code}' " .. A.url "/hello")).stdout)
+    assert_nowhere(sb)
+    sb:dispose()
   end)
 end)

@@ -56,6 +56,7 @@
 ---@field resolver? "auto"|"openat2"|"fallback" default: "auto"
 ---@field rules? {deny?: string[], allow?: string[]}
 ---@field secrets? {host: string, header: string, value?: string, value_from_env?: string}[]
+---@field upstream_ca? string
 ---@field user? {uid: integer, gid: integer}
 
 ---sandbox.overlay{}: copy-on-write over base_dir
@@ -95,6 +96,7 @@
 ---@field rules? {deny?: string[], allow?: string[]}
 ---@field secrets? {host: string, header: string, value?: string, value_from_env?: string}[]
 ---@field state_dir? string
+---@field upstream_ca? string
 ---@field user? {uid: integer, gid: integer}
 
 ---sandbox.remote{}: a sandbox on an engine that speaks E2B's API

@@ -260,6 +260,7 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
                     .ro_fds = o->tree.ro_fds,
                     .nro = o->tree.nro,
                     .read_paths = o->read_paths,
+                    .ca_bundle = o->ca_bundle,
                     .tmp_size = o->tmp_size,
                     .root_ro = root_read_only(o),
                     .skeleton = o->policy && o->policy->has_allow,
@@ -437,6 +438,7 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
   size_t n = 0, cap = sizeof rx / sizeof *rx - 1;
   for (size_t i = 0; sb_system_rx[i] && n < cap; i++) rx[n++] = sb_system_rx[i];
   for (size_t i = 0; o->read_paths && o->read_paths[i] && n < cap; i++) rx[n++] = o->read_paths[i];
+  if (!view && o->ca_bundle && n < cap) rx[n++] = o->ca_bundle; /* read where it is */
   rx[n] = NULL;
   /* with a mount view, its private trees are new: rules need their fds */
   int fds[5] = {-1, -1, -1, -1, -1}; /* /tmp, /dev/shm, /dev/pts, /proc, / */

@@ -47,6 +47,7 @@ typedef struct sb_confine_opts {
   gid_t gid;
   sb_cmd_tree tree; /* what commands work in and read (from the backend) */
   const char *const *read_paths; /* host paths commands may read and run; NULL-ended */
+  const char *ca_bundle; /* the proxy's CA bundle (host path) commands trust, or NULL */
   bool overlay; /* an OverlaySandbox: the view mounts overlayfs over the root ... */
   int upper_fd, work_fd; /* ... with these layers (needs the namespaces) */
   /* The policy the file tools obey binds commands too (SPEC §6.1), or

@@ -258,6 +258,7 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
     a->nro++;
   }
   a->nread_roots = a->nro;
+  if (v->ca_bundle && copy_path(a->ca_bundle, v->ca_bundle, why, whylen) != 0) return -1;
   for (size_t i = 0; v->read_paths && v->read_paths[i]; i++) {
     if ((size_t)a->nro >= SB_NS_MAX_RO) break;
     if (copy_path(a->ro[a->nro], v->read_paths[i], why, whylen) != 0) return -1;

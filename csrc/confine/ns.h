@@ -35,12 +35,16 @@ enum { SB_NS_USER, SB_NS_MNT, SB_NS_IPC, SB_NS_UTS, SB_NS_CGROUP, SB_NS_NET, SB_
 #define SB_NS_MAX_RO 96 /* read roots plus read_paths */
 #define SB_NS_PATH 1024
 
+/* Where commands find the trust bundle with the proxy's authority in it. */
+#define SB_VIEW_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
 typedef struct sb_ns_view {
   int root_fd; /* the tree commands work in, read-write ... */
   const char *root_path; /* ... at its real absolute path (sb.cwd) */
   const int *ro_fds; /* read roots, read-only at their real paths */
   size_t nro;
   const char *const *read_paths; /* host paths, read-only at the same paths; NULL-ended */
+  const char *ca_bundle; /* host path of a CA bundle shown at SB_VIEW_CA_BUNDLE, or NULL */
   uint64_t tmp_size; /* bytes /tmp and /dev/shm may hold together (inodes in proportion) */
   bool root_ro; /* the root read-only (read_only, or mode "r") */
   bool minimal; /* no command will join: only the overlay's mount (the file operations') */

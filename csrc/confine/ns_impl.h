@@ -71,6 +71,7 @@ typedef struct init_arg {
   bool root_ro; /* commands see the root read-only */
   bool minimal; /* no command will join: the overlay's mount alone */
   bool skeleton; /* allow rules: each tree is shown through a skeleton */
+  char ca_bundle[SB_NS_PATH]; /* host path of the proxy's CA bundle ("" = none) */
   dev_t root_dev;
   ino_t root_ino;
   bool overlay; /* the root is an overlayfs: lower = root, these above it */

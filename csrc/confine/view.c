@@ -414,6 +414,18 @@ CHILD static void overlay(init_arg *a) {
   if (a->skeleton) skeleton(a, 0, dst);
 }
 
+/* The proxy's authority for secrets over HTTPS (net/tlsca.c): its bundle
+ * (the host's plus ours) in place of the system bundle, read-only. */
+CHILD static void ca_bundle(init_arg *a) {
+  if (!a->ca_bundle[0]) return;
+  char *src = join(a->a, "/oldroot", a->ca_bundle, NULL);
+  char *dst = join(a->b, "/newroot", SB_VIEW_CA_BUNDLE, NULL);
+  struct stat st;
+  if ((lstat(dst, &st) != 0 && touch(dst) != 0) || mount(src, dst, NULL, MS_BIND, NULL) != 0 ||
+      restrict_mount(dst, true, true, true) != 0)
+    fail(a, ST_ETC, SB_VIEW_CA_BUNDLE);
+}
+
 void sb_view_build(init_arg *a) {
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail(a, ST_PRIVATE, "/");
   /* a tmpfs to stand on, with the host's tree below it at /oldroot */
@@ -429,6 +441,7 @@ void sb_view_build(init_arg *a) {
   }
   system_dirs(a);
   etc_files(a);
+  ca_bundle(a);
   scratch(a);
   dev(a);
   char *tmp = join(a->b, "/newroot/tmp", NULL, NULL);

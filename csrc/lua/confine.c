@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "lua/options.h"
+#include "lua/tls.h"
 
 static void confine_close(lua_State *L, sb_sandbox *sb, void *state) {
   (void)L;
@@ -92,6 +93,7 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, const 
                  .cpu = sb_opt_num_or(L, opts, "cpu_limit", 0)},
       .file_size = sb_opt_u64_or(L, opts, "file_size_limit", 0),
       .read_paths = read_paths,
+      .ca_bundle = sb_lua_tls_bundle(sb),
   };
   lua_getfield(L, opts, "allowed_hosts");
   co.allowed_hosts = lua_istable(L, -1);
@@ -122,6 +124,7 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, const 
     sb_failf(e, SB_ENOTSUP, "%s", c->why); /* a copy: c is freed before it is shown */
     return -1;
   }
+  if (co.ca_bundle && c->ns.init > 0) sb_lua_tls_seen_at(sb, SB_VIEW_CA_BUNDLE); /* the view shows it there */
   push_report(L, c);
   sb_lua_setfield(L, ud, "confinement");
   return 0;

@@ -36,6 +36,7 @@
 #include "lua/remote.h"
 #include "lua/review.h"
 #include "lua/search.h"
+#include "lua/tls.h"
 #include "sandbox.h"
 
 /* Load opts.files: {["path"] = "content" | true (a directory) | {symlink =
@@ -228,7 +229,7 @@ static int make_container(lua_State *L, bool overlay) {
   /* parts, in the order they are released backwards: commands go first,
    * an overlay's state last (the mount is gone by then); an overlay needs
    * its namespace even without commands */
-  if ((overlay && sb_lua_overlay_attach(L, sb, ud, 1, &e) != 0) ||
+  if ((exec && sb_lua_tls_attach(L, sb, 1, &e) != 0) || (overlay && sb_lua_overlay_attach(L, sb, ud, 1, &e) != 0) ||
       ((exec || overlay) &&
        sb_lua_confine_attach(L, sb, ud, 1, sb_lua_overlay_layers(sb, &layers) ? &layers : NULL, &e) != 0) ||
       (overlay && mount_overlay(L, sb, ud, &e) != 0) || sb_lua_net_attach(L, sb, 1, &e) != 0 ||
@@ -390,6 +391,7 @@ SB_API int luaopen_sandbox_core(lua_State *L) {
   lua_setfield(L, -2, "backends");
   sb_lua_exec_open(L);
   sb_lua_net_open(L);
+  sb_lua_tls_open(L);
   sb_lua_ports_open(L);
   sb_lua_channel_open(L);
   sb_lua_review_open(L);

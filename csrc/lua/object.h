@@ -38,7 +38,7 @@ typedef struct sb_part_class {
   void (*close)(lua_State *L, sb_sandbox *sb, void *state);
 } sb_part_class;
 
-#define SB_MAX_PARTS 8
+#define SB_MAX_PARTS 10
 
 struct sb_sandbox {
   sb_fs fs; /* the backend and what it may use */

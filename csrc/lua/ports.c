@@ -21,6 +21,7 @@
 #include "lua/audit.h"
 #include "lua/confine.h"
 #include "lua/exec.h"
+#include "lua/tls.h"
 
 #define GATE_META "sandbox.Gate"
 
@@ -101,6 +102,7 @@ static int l_net_proxy(lua_State *L) {
       return sb_push_err(L, &e, NULL, 0);
     }
     n->proxy.log = sb_lua_audit_netlog(sb);
+    n->proxy.ca = sb_lua_tls_ca(sb); /* CONNECTs to hosts with a secret are intercepted with it */
     open_call c = {&n->proxy, &n->policy, fd, 0};
     sb_netsvc_call(&n->svc, call_open_proxy, &c);
     n->proxy_open = true; /* even on failure: it is closing, close waits for it */

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "net/intercept.h"
+
 /* A request between its head and the answer of the resolver. */
 typedef struct preq {
   char host[256];
@@ -92,10 +94,20 @@ static void on_resolved(uv_getaddrinfo_t *r, int status, struct addrinfo *res) {
       refuse_blocked(c, msg);
     } else {
       sb_netconn_log(c, SB_NE_ALLOW, 0, "allowed_hosts");
-      if (q->secret) sb_netconn_log(c, SB_NE_SECRET, 0, q->secret->header);
+      if (q->secret && !q->tunnel) sb_netconn_log(c, SB_NE_SECRET, 0, q->secret->header); /* HTTPS: per request */
       c->log_end = true; /* its bytes each way are recorded when it closes */
-      if (q->tunnel) sb_netconn_connect(c, ok->ai_addr, "HTTP/1.1 200 Connection Established\r\n\r\n", NULL, 0);
-      else sb_netconn_connect(c, ok->ai_addr, NULL, q->up, q->uplen);
+      if (q->tunnel && q->secret) { /* the 200 comes once the host's TLS is verified */
+        char err[300];
+        if (sb_intercept_begin(c, proxy_of(c)->ca, q->secret, err, sizeof err)) {
+          sb_netconn_connect(c, ok->ai_addr, NULL, NULL, 0);
+        } else {
+          char msg[400];
+          snprintf(msg, sizeof msg, "sandbox proxy: %s", err);
+          sb_netconn_refuse(c, 502, "proxy-error", msg);
+        }
+      } else if (q->tunnel) {
+        sb_netconn_connect(c, ok->ai_addr, "HTTP/1.1 200 Connection Established\r\n\r\n", NULL, 0);
+      } else sb_netconn_connect(c, ok->ai_addr, NULL, q->up, q->uplen);
     }
   }
   uv_freeaddrinfo(res);
@@ -174,17 +186,17 @@ static void on_head(sb_netconn *c, const char *head, size_t len) {
       sb_netconn_refuse(c, 400, "bad-request", "sandbox proxy: CONNECT needs host:port");
       return;
     }
-    if (sb_net_secret_for(proxy_of(c)->policy, q->host, q->port)) {
-      /* a tunnel would carry the request past the proxy without its secret:
-       * refused, with the reason, rather than sent unauthenticated */
+    q->secret = sb_net_secret_for(proxy_of(c)->policy, q->host, q->port);
+    if (q->secret && !proxy_of(c)->ca) {
+      /* no authority to intercept with: refused with the reason rather
+       * than tunnelled past the proxy without its secret */
       snprintf(c->host, sizeof c->host, "%s", q->host);
       c->port = q->port;
       snprintf(why, sizeof why,
-               "sandbox proxy: %.200s:%u has a secret the proxy adds to plain HTTP requests; adding it to HTTPS needs "
-               "TLS interception, which this version does not have (use http:// for it, or no secret)",
-               q->host, q->port);
+               "sandbox proxy: %.200s:%u has a secret, but this sandbox has no TLS authority to add it", q->host,
+               q->port);
       preq_free(c);
-      sb_netconn_refuse(c, 403, "secret-needs-plain-http", why);
+      sb_netconn_refuse(c, 403, "secret-needs-interception", why);
       return;
     }
   } else if (strncasecmp(target, "http://", 7) == 0) {

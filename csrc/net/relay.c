@@ -76,6 +76,8 @@ static void conn_close(sb_netconn *c) {
   c->closing = true;
   if (c->log_end) sb_netconn_log(c, SB_NE_END, 0, "");
   if (c->srv->on_conn_closing) c->srv->on_conn_closing(c); /* an owner's lookup */
+  if (c->filter && c->filter->free) c->filter->free(c);
+  c->filter = NULL;
   if (!uv_is_closing((uv_handle_t *)&c->a)) uv_close((uv_handle_t *)&c->a, on_conn_handle_closed);
   if (c->b_open && !uv_is_closing((uv_handle_t *)&c->b)) uv_close((uv_handle_t *)&c->b, on_conn_handle_closed);
   conn_maybe_free(c);
@@ -146,6 +148,11 @@ static bool send_copy(sb_netconn *c, uv_stream_t *dst, const char *p, size_t len
   return true;
 }
 
+bool sb_netconn_send(sb_netconn *c, bool to_client, const char *p, size_t n) {
+  if (c->closing) return false;
+  return send_copy(c, to_client ? (uv_stream_t *)&c->a : (uv_stream_t *)&c->b, p, n);
+}
+
 static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   sb_netconn *c = s->data;
   if (n > 0) {
@@ -153,7 +160,13 @@ static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     if (s == (uv_stream_t *)&c->a) c->up += (uint64_t)n;
     else c->down += (uint64_t)n;
     if (c->srv->on_activity) c->srv->on_activity(c->srv);
-    send_chunk(c, dst, chunk_of(buf), (size_t)n);
+    if (c->filter) {
+      bool ok = c->filter->data(c, s == (uv_stream_t *)&c->a, buf->base, (size_t)n);
+      chunk_free(chunk_of(buf));
+      if (!ok) conn_close(c);
+    } else {
+      send_chunk(c, dst, chunk_of(buf), (size_t)n);
+    }
     if (!c->closing && uv_stream_get_write_queue_size(dst) > QUEUE_MAX) uv_read_stop(s);
     return;
   }
@@ -167,6 +180,8 @@ static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   if (s == (uv_stream_t *)&c->a) c->a_eof = true;
   else c->b_eof = true;
   uv_read_stop(s);
+  if (c->filter && c->filter->eof) c->filter->eof(c, s == (uv_stream_t *)&c->a);
+  if (c->closing) return;
   uv_shutdown_t *r = sb_malloc(c->srv->mem, sizeof *r);
   if (!r) {
     conn_close(c);
@@ -184,10 +199,24 @@ static void on_relay_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 static void start_relay(sb_netconn *c) {
   pend *p = c->pending;
   c->b.data = c;
+  /* no Nagle on either side: a relayed small write (a request head, a TLS
+   * record) would otherwise wait for the peer's delayed ACK */
+  uv_tcp_nodelay(&c->a, 1);
+  uv_tcp_nodelay(&c->b, 1);
   c->up += (p ? p->ulen : 0) + c->leftover; /* the request as sent on counts as the client's bytes */
   if ((p && !send_copy(c, (uv_stream_t *)&c->a, p->client, p->clen)) ||
-      (p && !send_copy(c, (uv_stream_t *)&c->b, p->up, p->ulen)) ||
-      !send_copy(c, (uv_stream_t *)&c->b, c->head + c->headlen, c->leftover)) {
+      (p && !send_copy(c, (uv_stream_t *)&c->b, p->up, p->ulen))) {
+    conn_close(c);
+    return;
+  }
+  if (c->filter) { /* the bytes after the head are the filter's too */
+    if (!c->filter->start(c) ||
+        (c->leftover && !c->closing && !c->filter->data(c, true, c->head + c->headlen, c->leftover))) {
+      conn_close(c);
+      return;
+    }
+    if (c->closing) return;
+  } else if (!send_copy(c, (uv_stream_t *)&c->b, c->head + c->headlen, c->leftover)) {
     conn_close(c);
     return;
   }
@@ -208,6 +237,10 @@ static void on_reply_written(uv_write_t *w, int status) {
 
 void sb_netconn_reply(sb_netconn *c, const char *response, size_t len) {
   c->decided = true;
+  sb_netconn_send_last(c, response, len);
+}
+
+void sb_netconn_send_last(sb_netconn *c, const char *response, size_t len) {
   if (c->closing) return;
   chunk *k = chunk_new(c, len);
   if (!k) {

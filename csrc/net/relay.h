@@ -19,6 +19,17 @@
 typedef struct sb_netconn sb_netconn;
 typedef struct sb_netserver sb_netserver;
 
+/* An owner that transforms what is relayed (TLS interception) rather than
+ * passing bytes on: once connected, bytes read from either side go to
+ * `data` instead of the other side, and the filter sends with
+ * sb_netconn_send. Each hook returns false to close the connection. */
+typedef struct sb_netfilter {
+  bool (*start)(sb_netconn *c); /* connected (the upstream side is open) */
+  bool (*data)(sb_netconn *c, bool from_client, const char *p, size_t n);
+  void (*eof)(sb_netconn *c, bool from_client); /* before the end is passed on */
+  void (*free)(sb_netconn *c); /* the connection closes */
+} sb_netfilter;
+
 /* The head (up to and including the blank line) has arrived. The owner
  * must answer with sb_netconn_reply, _connect or _attach, now or later. */
 typedef void (*sb_head_fn)(sb_netconn *c, const char *head, size_t len);
@@ -60,6 +71,8 @@ struct sb_netconn {
   bool log_end;
   uint64_t up, down;
   void *ud; /* the owner's, per connection */
+  const sb_netfilter *filter; /* set before connecting, or NULL: bytes as they are */
+  void *fud; /* the filter's */
 };
 
 /* Serve on an already listening socket (ours from now on). 0 or a libuv error. */
@@ -78,6 +91,10 @@ void sb_netconn_connect(sb_netconn *c, const struct sockaddr *sa, const char *to
                         size_t uplen);
 /* The same with a socket already connected (fd becomes ours). */
 void sb_netconn_attach(sb_netconn *c, int fd, const char *to_upstream, size_t uplen);
+/* For a filter: send bytes to one side (copied); false on failure. */
+bool sb_netconn_send(sb_netconn *c, bool to_client, const char *p, size_t n);
+/* ... the last bytes to the client: the connection closes once they are written. */
+void sb_netconn_send_last(sb_netconn *c, const char *p, size_t n);
 /* Record a decision about c (a no-op without srv->log). */
 void sb_netconn_log(sb_netconn *c, int what, int status, const char *why);
 /* Keep the connection alive across an owner's own request (e.g. DNS). */

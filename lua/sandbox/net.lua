@@ -82,7 +82,15 @@ local function secrets(v)
 end
 
 --- The option of backends whose commands go through the proxy.
-M.secret_options = { secrets = { check = secrets, type = "{host: string, header: string, value?: string, value_from_env?: string}[]" } }
+M.secret_options = {
+  secrets = { check = secrets, type = "{host: string, header: string, value?: string, value_from_env?: string}[]" },
+  -- a PEM bundle the proxy trusts, besides the host's store, for hosts with a secret
+  upstream_ca = { check = options.checkers.string },
+}
+
+-- Where TLS clients look for their trust bundle: each gets the one with the
+-- sandbox's authority in it (secrets over HTTPS).
+local CA_VARS = { "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO" }
 
 -- "host[:port]" as host and port (the port a plain request would use when
 -- none is given: what a secret's check of allowed_hosts asks about).
@@ -240,6 +248,10 @@ M.command = {
         env[k], env[k:lower()] = url, url
       end
       env.NO_PROXY, env.no_proxy = "", ""
+      local bundle = core.tls_bundle(sb)
+      if bundle then
+        for _, k in ipairs(CA_VARS) do env[k] = bundle end
+      end
     end
     return expose(sb, opts, env)
   end,

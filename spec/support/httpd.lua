@@ -27,8 +27,15 @@ function M.start(bind)
     end
     return t
   end
-  function s.heads() -- every request head that arrived, as one string
-    local f = io.open(log .. ".heads")
+  return M.track(s, log .. ".heads")
+end
+
+--- A started server {pid, pipe} gets heads() (every request head that
+--- arrived, as one string, from the file heads_log) and stop(); stop_all
+--- stops it. Shared with support.tls_peer.
+function M.track(s, heads_log)
+  function s.heads()
+    local f = io.open(heads_log)
     if not f then return "" end
     local t = f:read("*a")
     f:close()
