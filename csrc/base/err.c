@@ -62,6 +62,7 @@ sb_code sb_code_from_errno(int e) {
 
 sb_code sb_fail(sb_err *e, sb_code c, const char *msg) {
   e->code = c;
+  e->cause = SB_CAUSE_NONE;
   e->msg = msg;
   return c;
 }
@@ -72,6 +73,7 @@ sb_code sb_failf(sb_err *e, sb_code c, const char *fmt, ...) {
   vsnprintf(e->dyn, sizeof e->dyn, fmt, ap);
   va_end(ap);
   e->code = c;
+  e->cause = SB_CAUSE_NONE;
   e->msg = e->dyn;
   return c;
 }

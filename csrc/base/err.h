@@ -27,8 +27,17 @@ typedef enum sb_code {
   SB_NCODES
 } sb_code;
 
+/* What the code alone cannot tell a caller that must react to the cause:
+ * set by the layer that knows it, after sb_fail*, which clears it. */
+typedef enum {
+  SB_CAUSE_NONE,
+  SB_CAUSE_TIMEOUT, /* a remote call got no answer in its time */
+  SB_CAUSE_INTERNAL, /* the remote engine answered Connect's `internal` */
+} sb_cause;
+
 typedef struct sb_err {
   sb_code code;
+  sb_cause cause;
   const char *msg; /* detail; NULL = the code's default text */
   char dyn[512]; /* storage when the detail is formatted (room for a why-and-what-to-do) */
 } sb_err;

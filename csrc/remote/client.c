@@ -163,7 +163,11 @@ static CURL *prepare(const sb_rlink *t, const sb_rreq *rq, struct curl_slist **h
 }
 
 static sb_code transport_fail(CURLcode rc, const sb_rlink *t, const char *what, sb_err *e) {
-  if (rc == CURLE_OPERATION_TIMEDOUT) return sb_failf(e, SB_EIO, "remote: %s: no answer within %g s", what, t->call);
+  if (rc == CURLE_OPERATION_TIMEDOUT) {
+    sb_failf(e, SB_EIO, "remote: %s: no answer within %g s", what, t->call);
+    e->cause = SB_CAUSE_TIMEOUT;
+    return SB_EIO;
+  }
   return sb_failf(e, SB_EIO, "remote: %s: %s", what, curl_easy_strerror(rc));
 }
 

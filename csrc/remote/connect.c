@@ -113,7 +113,9 @@ sb_code sb_connect_fail(const sb_json *d, size_t at, long status, const char *wh
   const char *code = d ? sb_json_str(d, sb_json_field(d, at, "code"), NULL) : NULL;
   const char *msg = d ? sb_json_str(d, sb_json_field(d, at, "message"), NULL) : NULL;
   sb_code c = code ? sb_connect_code(code) : sb_connect_http_code(status);
-  if (msg && *msg) return sb_failf(e, c, "remote: %s: %.300s", what, msg);
-  if (code) return sb_failf(e, c, "remote: %s: %s", what, code);
-  return sb_failf(e, c, "remote: %s: HTTP status %ld", what, status);
+  if (msg && *msg) sb_failf(e, c, "remote: %s: %.300s", what, msg);
+  else if (code) sb_failf(e, c, "remote: %s: %s", what, code);
+  else sb_failf(e, c, "remote: %s: HTTP status %ld", what, status);
+  if (code && strcmp(code, "internal") == 0) e->cause = SB_CAUSE_INTERNAL;
+  return c;
 }

@@ -72,7 +72,9 @@ static sb_code find_cb(void *ud, const char *rel, size_t len, int type, uint64_t
 }
 
 bool sb_rm_list_failed_over(sb_code c, const sb_err *e) {
-  return c == SB_EFBIG || (c == SB_EIO && e->msg && (strstr(e->msg, "UTF-8") || strstr(e->msg, "no answer within")));
+  if (c == SB_EFBIG || (c == SB_EIO && e->cause == SB_CAUSE_TIMEOUT)) return true;
+  /* envd's only sign of a name its JSON cannot carry: `internal`, in protojson's words */
+  return c == SB_EIO && e->cause == SB_CAUSE_INTERNAL && e->msg && strstr(e->msg, "UTF-8");
 }
 
 /* Paths in depth-first name order: "/" before every other byte. */
