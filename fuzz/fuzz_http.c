@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "net/hosts.h"
-#include "net/relay.h"
+#include "net/head.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "invariant failed: %s\n", #c); abort(); } } while (0)
 

@@ -14,12 +14,12 @@ local confine = not os.getenv("SANDBOX_TEST_UNCONFINED") -- valgrind: see the Ma
 local SECRET = "Bearer sk-test-9f8e7d6c5b4a-never-inside"
 local BIN = (os.getenv("PWD") or ".") .. "/bin/agent-sandbox"
 
-local function new(A, B, extra)
+local function new(A, B, extra, make)
   local o = { base_dir = backends.tmpdir("secrets"), allow_shell = true, kill_grace = 0.3, confine = confine,
               allowed_hosts = { "127.0.0.1:" .. A.port, "127.0.0.1:" .. B.port },
               secrets = { { host = "127.0.0.1:" .. A.port, header = "Authorization", value = SECRET } } }
   for k, v in pairs(extra or {}) do o[k] = v end
-  return assert(sandbox.container(o))
+  return assert((make or sandbox.container)(o))
 end
 
 -- Every process the command can see (its environment, command line and
@@ -61,6 +61,9 @@ print(len(hits)); print('\n'.join(hits))
   assert.equal("0\n\n", r.stdout, r.stdout .. r.stderr)
   local env = assert(sb:exec("env"))
   assert.is_nil(env.stdout:find("sk-test", 1, true))
+  if confine then -- and no core dump of anything: the hard limit is 0
+    assert.equal("0\n", assert(sb:exec_shell("ulimit -H -c")).stdout)
+  end
 end
 
 -- The audit trail's secret_injected events, each naming the host and the
@@ -149,6 +152,12 @@ describe("secrets", function()
       assert.matches(c[2], err)
       assert.is_nil(tostring(err):find("a\r\nInjected", 1, true))
     end
+    -- an upstream_ca that cannot be loaded: nil and why (the file), no sandbox
+    local usb, uerr, ucode = sandbox.container { base_dir = base, confine = confine, allowed_hosts = allowed,
+      secrets = { { host = "127.0.0.1:" .. B.port, header = "X-Key", value = "x" } }, upstream_ca = base .. "/none.pem" }
+    assert.is_nil(usb)
+    assert.matches("upstream_ca: cannot load it: .*No such file", uerr)
+    assert.equal("EIO", ucode)
     local ok, err = pcall(sandbox.container, { base_dir = base, confine = confine,
       secrets = { { host = "example.org", header = "X-Key", value = "x" } } })
     assert.is_false(ok)
@@ -198,13 +207,13 @@ describe("secrets over HTTPS", function()
   end)
   lazy_teardown(function() tls.stop_all() end)
 
-  local function new_tls(extra)
-    local o = { upstream_ca = certs.ca, read_paths = { (os.getenv("PWD") or ".") .. "/build/npm" } }
+  local function new_tls(extra, make)
+    local o = { upstream_ca = certs.ca, read_paths = { (os.getenv("PWD") or ".") .. "/build/npm" },
+                allowed_hosts = { "127.0.0.1:" .. A.port, "127.0.0.1:" .. B.port, "127.0.0.1:" .. C.port },
+                secrets = { { host = "127.0.0.1:" .. A.port, header = "Authorization", value = SECRET },
+                            { host = "127.0.0.1:" .. C.port, header = "Authorization", value = SECRET } } }
     for k, v in pairs(extra or {}) do o[k] = v end
-    o.allowed_hosts = { "127.0.0.1:" .. A.port, "127.0.0.1:" .. B.port, "127.0.0.1:" .. C.port }
-    o.secrets = { { host = "127.0.0.1:" .. A.port, header = "Authorization", value = SECRET },
-                  { host = "127.0.0.1:" .. C.port, header = "Authorization", value = SECRET } }
-    return new(A, B, o)
+    return new(A, B, o, make)
   end
 
   it("reach a host that requires the header from curl, Python, git and Node's fetch; the command's own is replaced",
@@ -261,7 +270,23 @@ describe("secrets over HTTPS", function()
     assert.equal("", C.heads())
   end)
 
-  it("pass keep-alive, chunked uploads and streamed responses through unchanged", function()
+  it("fail a request whose host never completes TLS after 10 s: a 504 with the reason", function()
+    local S = tls.start { silent = true }
+    local host = "127.0.0.1:" .. S.port
+    local sb = new_tls { allowed_hosts = { host },
+                         secrets = { { host = host, header = "Authorization", value = SECRET } } }
+    local t = require("sandbox.core").clock()
+    local r = assert(sb:exec_shell("curl -s -x \"$HTTP_PROXY\" -X CONNECT --request-target " .. host
+      .. " http://" .. host .. "/ -D -"))
+    local took = require("sandbox.core").clock() - t
+    sb:dispose()
+    S.stop()
+    assert.truthy(r.stdout:find("HTTP/1.1 504", 1, true), r.stdout)
+    assert.truthy(r.stdout:find("no handshake within 10 s", 1, true), r.stdout)
+    assert.is_true(took > 9 and took < 30, tostring(took))
+  end)
+
+  it("pass keep-alive, chunked uploads, upgraded and streamed responses through unchanged", function()
     local got = {}
     local sb = new_tls { audit = function(e) got[#got + 1] = e end }
     -- two requests on one kept-alive connection: one CONNECT, two injections
@@ -271,14 +296,41 @@ describe("secrets over HTTPS", function()
     local connects = 0
     for _, e in ipairs(got) do if e.kind == "net" and e.method == "CONNECT" then connects = connects + 1 end end
     assert.equal(1, connects)
+    assert.equal(2, injections(got, A.port))
     -- a chunked upload of 300 000 bytes, then a request on the same connection
     local up = assert(sb:exec_shell("head -c 300000 /dev/zero | curl -sS -T - -H 'Transfer-Encoding: chunked' "
       .. A.url "/up" .. " --next " .. A.url "/after"))
     assert.equal('{"auth": true, "path": "/up", "method": "PUT", "body_bytes": 300000}'
       .. '{"auth": true, "path": "/after", "method": "GET", "body_bytes": 0}', up.stdout, up.stderr)
+    -- an upgraded stream is bytes, not requests: what follows the 101 passes untouched, even
+    -- when it looks like a request head
+    local ws = assert(sb:exec("python3", { "-c", ([[
+import os, socket, ssl
+proxy = int(os.environ["HTTPS_PROXY"].rsplit(":", 1)[1])
+s = socket.create_connection(("127.0.0.1", proxy))
+s.sendall(b"CONNECT 127.0.0.1:%%d HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" %% %d)
+head = b""
+while b"\r\n\r\n" not in head: head += s.recv(1)
+t = ssl.create_default_context().wrap_socket(s, server_hostname="127.0.0.1")
+t.sendall(b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head: head += t.recv(1)
+payload = b"GET /inner HTTP/1.1\r\nHost: x\r\n\r\nraw \x00\xff bytes"
+t.sendall(payload)
+got = b""
+while len(got) < len(payload): got += t.recv(65536)
+print(head.split(b"\r\n")[0].decode(), got == payload)]]):format(A.port) }))
+    assert.equal("HTTP/1.1 101 Switching Protocols True\n", ws.stdout, ws.stderr)
     -- server-sent events arrive as they are sent (chunked, 50 ms apart)
     local ev = assert(sb:exec_shell("curl -sSN " .. A.url "/events"))
     assert.equal("data: event 0\n\ndata: event 1\n\ndata: event 2\n\n", ev.stdout, ev.stderr)
+    sb:dispose()
+  end)
+
+  it("work the same on an OverlaySandbox", function()
+    local sb = new_tls({}, sandbox.overlay)
+    local r = assert(sb:exec_shell("curl -sS -H 'Authorization: Bearer forged' " .. A.url "/overlay"))
+    assert.equal('{"auth": true, "path": "/overlay", "method": "GET", "body_bytes": 0}', r.stdout, r.stderr)
     sb:dispose()
   end)
 

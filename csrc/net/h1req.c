@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "net/relay.h"
+#include "net/head.h"
 
 enum { HEAD, BODY, CHUNK_LINE, CHUNK_DATA, TRAILER, RAW };
 

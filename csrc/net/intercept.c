@@ -9,6 +9,9 @@
 #include "net/h1req.h"
 
 #define PLAIN (16 * 1024)
+/* A host that takes the connection but never completes TLS: the command's
+ * CONNECT fails after this long rather than waiting on its own timeouts. */
+#define HANDSHAKE_MS 10000
 
 typedef struct icpt {
   sb_netconn *c;
@@ -165,6 +168,7 @@ static bool up_handshake(icpt *t) {
   if (!flush(t, t->up_out, false)) return false;
   if (r == 1) {
     t->up_ready = t->down_started = true;
+    sb_netconn_deadline(t->c, 0, NULL);
     static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
     if (!sb_netconn_send(t->c, true, ok, sizeof ok - 1)) return false;
     return BIO_ctrl_pending(t->down_in) ? pump_down(t) : true;
@@ -179,7 +183,20 @@ static bool up_handshake(icpt *t) {
   return true;
 }
 
-static bool f_start(sb_netconn *c) { return up_handshake(of(c)); }
+static void handshake_late(sb_netconn *c) {
+  icpt *t = of(c);
+  if (t->up_ready || t->done) return;
+  char msg[400];
+  snprintf(msg, sizeof msg,
+           "sandbox proxy: TLS to %.200s:%u failed: no handshake within %d s (the request was not sent)", c->host,
+           c->port, HANDSHAKE_MS / 1000);
+  t->done = true;
+  sb_netconn_refuse(c, 504, "upstream-tls", msg);
+}
+
+static bool f_start(sb_netconn *c) {
+  return sb_netconn_deadline(c, HANDSHAKE_MS, handshake_late) && up_handshake(of(c));
+}
 
 static bool f_data(sb_netconn *c, bool from_client, const char *p, size_t n) {
   icpt *t = of(c);

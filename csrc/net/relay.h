@@ -11,9 +11,9 @@
 #include <uv.h>
 
 #include "base/mem.h"
+#include "net/head.h"
 #include "net/netlog.h"
 
-#define SB_HEAD_MAX (32 * 1024) /* a longer request head is refused (431) */
 #define SB_CONN_MAX 128 /* open connections per server; more get 503 */
 
 typedef struct sb_netconn sb_netconn;
@@ -73,6 +73,9 @@ struct sb_netconn {
   void *ud; /* the owner's, per connection */
   const sb_netfilter *filter; /* set before connecting, or NULL: bytes as they are */
   void *fud; /* the filter's */
+  uv_timer_t timer; /* an owner's deadline (sb_netconn_deadline) */
+  bool timer_init;
+  void (*on_deadline)(sb_netconn *c);
 };
 
 /* Serve on an already listening socket (ours from now on). 0 or a libuv error. */
@@ -95,27 +98,12 @@ void sb_netconn_attach(sb_netconn *c, int fd, const char *to_upstream, size_t up
 bool sb_netconn_send(sb_netconn *c, bool to_client, const char *p, size_t n);
 /* ... the last bytes to the client: the connection closes once they are written. */
 void sb_netconn_send_last(sb_netconn *c, const char *p, size_t n);
+/* Call fn(c) in ms unless stopped first (ms 0: stop); false if no timer could be made. */
+bool sb_netconn_deadline(sb_netconn *c, uint64_t ms, void (*fn)(sb_netconn *c));
 /* Record a decision about c (a no-op without srv->log). */
 void sb_netconn_log(sb_netconn *c, int what, int status, const char *why);
 /* Keep the connection alive across an owner's own request (e.g. DNS). */
 void sb_netconn_hold(sb_netconn *c);
 void sb_netconn_release(sb_netconn *c);
-
-/* Request-head helpers. */
-/* Only CRLF line ends, no bare CR or LF, no NUL, no folded line: anything
- * else could be read as different headers by the server behind us (request
- * smuggling), so such heads are refused with 400 before an owner sees them. */
-bool sb_http_head_valid(const char *head, size_t len);
-/* The request line: method, target, version; false if malformed. */
-bool sb_http_request_line(const char *head, size_t len, char *method, size_t mlen, char *target, size_t tlen);
-/* The value of header `name` (case-insensitive), copied; false if absent. */
-bool sb_http_header(const char *head, size_t len, const char *name, char *out, size_t outlen);
-/* The same for the nth (from 0) header of that name: a request may repeat one. */
-bool sb_http_header_nth(const char *head, size_t len, const char *name, unsigned nth, char *out, size_t outlen);
-/* Rebuild a head: the new request line (NULL: the original one), then the headers minus the ones in
- * `drop` (NULL-terminated, case-insensitive), then `extra` (complete lines).
- * Returns the length, or 0 if it does not fit. */
-size_t sb_http_rewrite(const char *head, size_t len, const char *request_line, const char *const *drop,
-                       const char *extra, char *out, size_t outlen);
 
 #endif

@@ -42,12 +42,14 @@ function M.git_repo()
 end
 
 --- Start a server: {port, url(path), heads() -> every request head as one string, stop()}.
---- opts: cert, key, expect (the Authorization it requires), git (a repository root).
+--- opts: cert, key, expect (the Authorization it requires), git (a repository root); or silent
+--- (a server that takes connections and never answers).
 function M.start(opts)
   local log = backends.tmpdir("tls-server") .. "/heads.log"
-  local p = sh.popen(("exec env %s python3 spec/support/tls_server.py %s %s %s %s"):format(
-    opts.expect and ("EXPECT_AUTH=" .. sh.quote(opts.expect)) or "", sh.quote(opts.cert), sh.quote(opts.key),
-    sh.quote(log), opts.git and sh.quote(opts.git) or ""))
+  local p = sh.popen(opts.silent and ("exec python3 spec/support/tls_server.py --silent " .. sh.quote(log))
+    or ("exec env %s python3 spec/support/tls_server.py %s %s %s %s"):format(
+      opts.expect and ("EXPECT_AUTH=" .. sh.quote(opts.expect)) or "", sh.quote(opts.cert), sh.quote(opts.key),
+      sh.quote(log), opts.git and sh.quote(opts.git) or ""))
   local line = p:read("*l") or ""
   local port, pid = line:match("^(%d+) (%d+)$")
   assert(port, "the TLS test server did not start: " .. line)

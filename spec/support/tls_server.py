@@ -1,6 +1,7 @@
 """A loopback HTTPS server for the secrets specs (issue 33).
 
     tls_server.py CERT KEY LOG [REPO_ROOT]
+    tls_server.py --silent LOG     accepts connections and never answers
 
 Prints its port and pid. With EXPECT_AUTH in its environment, every request
 must carry exactly that Authorization (else 401); the answers never echo it. Every request's head goes to LOG (one blank line after
@@ -8,6 +9,7 @@ each), so a spec can see what arrived upstream. Answers:
   /git/...           git's smart HTTP (git http-backend over REPO_ROOT),
                      401 without an Authorization header
   /events            server-sent events, three of them, chunked, 50 ms apart
+  /ws                with Upgrade: 101, then every byte echoed back as it came
   anything else      200 with {"auth": present?, "path", "method", "body_bytes"}
 Keep-alive (HTTP/1.1) as Python's http.server does it.
 """
@@ -19,6 +21,16 @@ import subprocess
 import sys
 import threading
 import time
+
+if sys.argv[1] == "--silent":
+    import socket
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(16)
+    print(lst.getsockname()[1], os.getpid(), flush=True)
+    held = []
+    while True:
+        held.append(lst.accept()[0])
 
 CERT, KEY, LOG = sys.argv[1], sys.argv[2], sys.argv[3]
 REPO = sys.argv[4] if len(sys.argv) > 4 else None
@@ -54,6 +66,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("WWW-Authenticate", 'Basic realm="test"')
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if self.path == "/ws" and self.headers.get("Upgrade"):
+            self.send_response(101)
+            self.send_header("Upgrade", self.headers["Upgrade"])
+            self.send_header("Connection", "Upgrade")
+            self.end_headers()
+            self.wfile.flush()
+            while True:  # no longer HTTP: bytes back as they came
+                data = self.rfile.read1(65536)
+                if not data:
+                    break
+                self.wfile.write(data)
+                self.wfile.flush()
+            self.close_connection = True
             return
         if self.path.startswith("/git/"):
             return self._git(body)
