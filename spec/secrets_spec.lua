@@ -334,6 +334,16 @@ print(head.split(b"\r\n")[0].decode(), got == payload)]]):format(A.port) }))
     sb:dispose()
   end)
 
+  it("work without a mount view too (Landlock only): the variables name the bundle's host file", function()
+    local sb = new_tls { confine = { namespaces = false } }
+    local r = assert(sb:exec_shell("echo $SSL_CERT_FILE; curl -sS -o /dev/null -w '%{http_code}' " .. A.url "/ll"))
+    local bundle = r.stdout:match("^(%S+)\n")
+    assert.matches("/sandbox%-ca%.[^/]+/ca%-bundle%.pem$", bundle)
+    assert.equal(bundle .. "\n200", r.stdout, r.stderr)
+    sb:dispose()
+    assert.is_nil(io.open(bundle), "the bundle outlived the sandbox")
+  end)
+
   it("come from --secret and --upstream-ca on the command line", function()
     local host = "127.0.0.1:" .. A.port
     local cli = ("cd %s && SPEC_SECRET_TOKEN=%s %s %s run --allow-host %s --secret %s:Authorization=SPEC_SECRET_TOKEN "
@@ -343,6 +353,36 @@ print(head.split(b"\r\n")[0].decode(), got == payload)]]):format(A.port) }))
     local ok, out = sh.run(cli)
     assert.is_true(ok, out)
     assert.equal("200", out) -- A answers 401 without exactly the secret
+  end)
+
+  it("come from --secret and --upstream-ca on the MCP server: run_command's curl gets through", function()
+    local host = "127.0.0.1:" .. A.port
+    local json = require "sandbox.json"
+    local lines = {
+      json.encode { jsonrpc = "2.0", id = 0, method = "initialize", params = { protocolVersion = "2025-11-25",
+        capabilities = {}, clientInfo = { name = "spec", version = "1" } } },
+      json.encode { jsonrpc = "2.0", id = 1, method = "tools/call", params = { name = "run_command",
+        arguments = { command = { "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", A.url "/mcp" } } } },
+    }
+    local dir = backends.tmpdir("secrets-mcp")
+    local f = assert(io.open(dir .. "/in", "wb"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+    -- the input stays open until the call's answer is out (at the end of its input the server
+    -- waits 2 s for calls in flight, which a loaded machine can outlast)
+    local ok, out = sh.run(("{ cat %s/in; i=0; while [ $i -lt 600 ] && ! grep -qs '\"id\":1' %s/out; do sleep 0.1; "
+      .. "i=$((i + 1)); done; } | SPEC_SECRET_TOKEN=%s %s %s mcp --dir %s --allow-host %s "
+      .. "--secret %s:Authorization=SPEC_SECRET_TOKEN --upstream-ca %s > %s/out 2>&1; cat %s/out"):format(dir, dir,
+      sh.quote(SECRET), sh.lua(false), sh.quote(BIN), sh.quote(dir), host, host, sh.quote(certs.ca), dir, dir))
+    assert.is_true(ok, out)
+    local answer
+    for l in out:gmatch("[^\n]+") do
+      local okj, m = pcall(json.decode, l) -- stderr's lines are not JSON
+      if okj and type(m) == "table" and m.id == 1 then answer = m end
+    end
+    assert.is_table(answer, out)
+    assert.matches("200", json.encode(answer.result.content), 1, true)
+    assert.is_nil(out:find("sk-test", 1, true), "the value reached the agent")
   end)
 
   it("are vouched for by an authority that may name their hosts only (name constraints)", function()
