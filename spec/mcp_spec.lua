@@ -197,9 +197,10 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     local marker = procs.marker():gsub("%D", ""):sub(1, 6) .. ".7"
     local r = sdk("shutdown", dir, "--dir " .. sh.quote(dir), "MARKER=" .. marker .. " ")
     for _, how in ipairs { "eof", "sigterm" } do
-      assert.equal(1, r[how].before, how)
-      assert.equal(0, r[how].after, how .. ": a command outlived the server")
-      assert.is_false(r[how].server_alive, how)
+      local said = how .. ": " .. json.encode(r[how])
+      assert.equal(1, r[how].before, said)
+      assert.equal(0, r[how].after, "a command outlived the server, " .. said)
+      assert.is_false(r[how].server_alive, said)
     end
   end)
 

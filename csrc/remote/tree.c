@@ -6,10 +6,11 @@
 #include <sys/random.h>
 
 /* The wrapper (remote/tree.h), POSIX sh as dash, bash and busybox run it.
- * sweep SIG MARK SPARE: signal every process whose environment has the mark
- * but SPARE; grep runs with the mark emptied, so the only listed process
- * that is gone by the kill is a subshell of this shell's. The tools come
- * from the default PATH (command -p), whatever PATH the command has. */
+ * sweep SIG MARK SPARE [FROM]: signal every process whose environment has
+ * the mark but SPARE; grep runs with the mark emptied, so the only listed
+ * process that is gone by the kill is a subshell of this shell's. The tools
+ * come from the default PATH (command -p), whatever PATH the command has.
+ * FROM: the last pid before the command started (see quiet). */
 #define NL "\n"
 static const char script[] =
     "sweep() {" NL "  i=0 r=0" NL "  while [ $i -lt 50 ]; do" NL "    i=$((i + 1)) n=0" NL
@@ -19,11 +20,29 @@ static const char script[] =
     "    [ \"$1\" = KILL ] || return 0" NL
     /* (its names are its own: the watchdog calls it, and a `z` reset
      * here once made the watchdog's `kill $z` a `kill 0`, the whole
-     * process group) KILL: until two scans in a row find nothing to kill: one scan
-     * missed a double-forked daemon under CI's load once (a process caught
-     * between fork and exec can be passed over) */
-    "    if [ $n = 1 ]; then r=0; else r=$((r + 1)); [ $r -lt 2 ] || return 0; fi" NL "  done" NL "}" NL "case $1 in" NL
-    "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL "run) ;;" NL
+     * process group) KILL: until two scans in a row find nothing to kill:
+     * one scan missed a double-forked daemon under CI's load once (the glob
+     * is taken before grep reads: the child of a parent that exits before
+     * grep reaches it, made after the glob, is passed over); or one, when
+     * nothing made since FROM is alive (quiet) */
+    "    if [ $n = 1 ]; then r=0; else [ -z \"$4\" ] || ! quiet \"$4\" || return 0; r=$((r + 1)); [ $r -lt 2 ] || "
+    "return 0; fi" NL "  done" NL "}" NL
+    /* quiet FROM: no process made since pid FROM is alive, so nothing of
+     * a command started after FROM is left (the wrapper and its watchdog,
+     * made before, are the only older ones of the tree) and no sweep is
+     * needed. The kernel's last pid (/proc/loadavg, of this pid namespace)
+     * only grows but at a wrap, so whatever was made since FROM has a pid
+     * in (FROM, last]: each is tested with builtins (no fork of ours moves
+     * the last pid), zombies passed over; then again from there to the
+     * new last pid, until it stands still. A wrap, more than 256 pids (a
+     * busy system) or anything unreadable: false, the sweep decides. */
+    "quiet() {" NL "  qc=$1 qf=$1" NL "  while :; do" NL "    ql=; read -r _ _ _ _ ql </proc/loadavg 2>/dev/null" NL
+    "    case $qc:$ql in *[!0-9:]*|:*|*:) return 1 ;; esac" NL
+    "    [ \"$ql\" -ge \"$qc\" ] && [ $((ql - qf)) -le 256 ] || return 1" NL "    [ \"$ql\" != \"$qc\" ] || return 0" NL
+    "    while [ \"$qc\" -lt \"$ql\" ]; do" NL "      qc=$((qc + 1)) qx=" NL
+    "      [ ! -e /proc/$qc ] || read -r qx </proc/$qc/stat 2>/dev/null" NL
+    "      case ${qx##*\") \"} in Z*|X*|\"\") ;; *) return 1 ;; esac" NL "    done" NL "  done" NL "}" NL
+    "case $1 in" NL "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL "run) ;;" NL
     /* check: can the sweep work here at all? (the first command of a runner) */
     "check) [ -r /proc/self/environ ] && printf 'a\\000' | command -p grep -qzx a 2>/dev/null ||"
     " { printf '\\004'; exit 127; } ;;" NL "*) exit 2 ;;" NL "esac" NL
@@ -50,20 +69,21 @@ static const char script[] =
     /* the watchdog: in the tree, spared by its own sweeps, deaf to the
      * signals the tree may get; its sleeps carry no mark (a sweep of ours
      * must not end them early), and SIGUSR1 ends it with its sleep */
-    "w=" NL "if [ \"$d\" != 0 ]; then" NL
-    "  (trap : $t; trap '[ \"${z:-0}\" = 0 ] || kill $z 2>/dev/null; exit 0' USR1; read -r me _ </proc/self/stat" NL
+    "w=" NL "if [ \"$d\" != 0 ]; then" NL "  (trap : $t; trap '[ \"${z:-0}\" = 0 ] || { kill -s KILL $z 2>/dev/null; "
+                                          "wait $z; }; exit 0' USR1; read -r me _ </proc/self/stat" NL
     "   nap() { " SB_RTREE_VAR "= command -p sleep \"$1\" & z=$!;"
     " while kill -0 $z 2>/dev/null; do wait $z; done; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
     " </dev/null >/dev/null 2>&1 &" NL "  w=$!" NL "fi" NL
     /* a signal to the tree must not end the wrapper before the command */
-    "trap : $t" NL "printf '\\001'" NL "(exec \"$@\")" NL "s=$?" NL
+    "trap : $t" NL "printf '\\001'" NL "q=; read -r _ _ _ _ q </proc/loadavg 2>/dev/null" NL "(exec \"$@\")" NL
+    "s=$?" NL
     /* the command's stream is done: a note of the shell's own (the watchdog
      * ended by USR1 before its trap was set: "User defined signal 1") must
      * not join its stderr */
     "exec 2>/dev/null" NL
     "[ -z \"$w\" ] || { kill -USR1 $w 2>/dev/null; while kill -0 $w 2>/dev/null; do wait $w; done; }" NL
-    "sweep KILL \"$m\" $$" NL
+    "quiet \"$q\" || sweep KILL \"$m\" $$ \"$q\"" NL
     /* ended by a signal that ends a process: end the same way */
     "if [ $s -gt 128 ]; then" NL "  case $((s - 128)) in" NL
     "  1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|24|25|26|27|29|30|31)"

@@ -31,6 +31,14 @@ return function(it, get, assert_gone, timeout)
     assert_gone(m)
   end)
 
+  it("kills a daemon started after 300 short-lived processes", function()
+    local m = procs.marker()
+    local r = sh("i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done; (setsid sleep " .. m ..
+      " >/dev/null 2>&1 &); echo started")
+    assert.same({ 0, "started\n" }, { r.exit_code, r.stdout })
+    assert_gone(m)
+  end)
+
   it("escalates to SIGKILL for a tree that ignores SIGTERM, keeping its output meanwhile", function()
     local m = procs.marker()
     -- the trap ignores TERM from then on (children inherit that): a sweep

@@ -606,6 +606,13 @@ const api = http.createServer(later(async (req, res) => {
   return send(res, 404, { code: 404, message: "not found" });
 }));
 
+// envd's server (main.go, idleTimeout): an idle kept-alive connection lives
+// 640 s, no read or write timeout; the edge's proxies keep theirs 610-620 s.
+// Node's own defaults (5 s idle, 300 s a request) are not envd's.
+for (const srv of [envd, api]) {
+  srv.keepAliveTimeout = 640_000;
+  srv.requestTimeout = 0;
+}
 let envdConnections = 0; // TCP connections envd accepted (GET /connections, the peer's own, for tests)
 envd.on("connection", () => envdConnections++);
 const listen = (srv) => new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
