@@ -27,11 +27,13 @@ describe("Neovim as a host", function()
   teardown(backends.cleanup)
 
   -- A call that waited on a command from the editor's loop would stall a
-  -- 10 ms timer for the command's whole run (2 s); the bound is 20 ms, or
-  -- twice what the same timer stalls with the editor idle plus 20 ms on a
-  -- machine whose scheduling is that noisy (printed with the figures).
+  -- 10 ms timer for the command's whole run (2 s); the bound is 100 ms (as
+  -- the luv loop's in async_spec; 20 ms failed once on CI's loaded machine
+  -- at 22 ms), or twice what the same timer stalls with the editor idle
+  -- plus 20 ms on a machine whose scheduling is noisier still (printed
+  -- with the figures).
   local function bound()
-    return math.max(20, 2 * R.idle_stall_ms + 20)
+    return math.max(100, 2 * R.idle_stall_ms + 20)
   end
 
   it("loads from the runtimepath alone, with its commands and :checkhealth", function()

@@ -68,11 +68,12 @@ static const char script[] =
     "  [ $e = ENOENT ] && printf '\\002' || printf '\\003'" NL "  exit 127" NL "fi" NL
     /* the watchdog: in the tree, spared by its own sweeps, deaf to the
      * signals the tree may get; its sleeps carry no mark (a sweep of ours
-     * must not end them early), and SIGUSR1 ends it with its sleep */
+     * must not end them early), and SIGUSR1 ends it with its sleep (killed
+     * and reaped; z is 0 when no sleep runs, never a pid reused since) */
     "w=" NL "if [ \"$d\" != 0 ]; then" NL "  (trap : $t; trap '[ \"${z:-0}\" = 0 ] || { kill -s KILL $z 2>/dev/null; "
-                                          "wait $z; }; exit 0' USR1; read -r me _ </proc/self/stat" NL
-    "   nap() { " SB_RTREE_VAR "= command -p sleep \"$1\" & z=$!;"
-    " while kill -0 $z 2>/dev/null; do wait $z; done; }" NL
+    "wait $z; }; exit 0' USR1; read -r me _ </proc/self/stat" NL "   nap() { " SB_RTREE_VAR
+    "= command -p sleep \"$1\" & z=$!;"
+    " while kill -0 $z 2>/dev/null; do wait $z; done; z=0; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
     " </dev/null >/dev/null 2>&1 &" NL "  w=$!" NL "fi" NL
     /* a signal to the tree must not end the wrapper before the command */
