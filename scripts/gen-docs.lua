@@ -49,6 +49,8 @@ local CLASSES = {
 local METHODS = {
   { "read_file", "path: string", "string?, string?, string?", "The file's content, or nil, msg, code." },
   { "write_file", "path: string, content: string, opts?: {overwrite?: boolean, parents?: boolean}", "true?, string?, string?", "Write atomically; never through a final link." },
+  { "read_document", "path: string, opts?: {max_image_bytes?: integer, max_pixels?: integer}", "table[]?, string?, string?", "The file's parts by its content: an image (type, size, bytes) or text." },
+  { "generate_from_template", "path: string, opts: {template?: string, template_file?: string, variables?: table<string, string|number|boolean>, overwrite?: boolean}", "true?, string?, string?", "Render {{name}} tags in memory and write the result through write_file." },
   { "readdir", "path: string", "{name: string, type: string, is_directory: boolean, size: integer}[]?, string?, string?", "Entries sorted by name." },
   { "exists", "path: string", "boolean?, string?, string?", "Whether path exists (false for denied paths)." },
   { "stat", "path: string, opts?: {follow?: boolean}", "{type: string, size: integer, mtime: number, mode: integer}?, string?, string?", "A path's type, size, mtime and mode." },
@@ -181,19 +183,35 @@ w("---A sandbox: the same methods on every backend (nil, msg, code on failure)."
 w("---@class sandbox.Sandbox")
 w("---@field kind \"virtual\"|\"container\"|\"overlay\"|\"remote\"")
 w("---@field confinement table? what is enforced for commands, one field per layer")
+w("---@field limits {max_read_bytes: integer, max_write_bytes: integer} a copy of the size caps")
 w("local Sandbox = {}")
 w("")
+-- A parameter list's entries: split at the commas outside braces and
+-- brackets (a table type's fields stay with their parameter).
+local function params(s)
+  local out, depth, from = {}, 0, 1
+  for i = 1, #s + 1 do
+    local c = s:sub(i, i)
+    if c == "{" or c == "[" or c == "(" then depth = depth + 1
+    elseif c == "}" or c == "]" or c == ")" then depth = depth - 1
+    elseif (c == "," and depth == 0) or c == "" then
+      local p = s:sub(from, i - 1):match("^%s*(.-)%s*$")
+      if p ~= "" then out[#out + 1] = p end
+      from = i + 1
+    end
+  end
+  return out
+end
+
 for _, m in ipairs(METHODS) do
   w("---" .. m[4])
-  for p in (m[2] .. ","):gmatch("%s*([^,]-)%s*,") do
-    if p ~= "" then
-      local name, t = p:match("^([%w_?]+):%s*(.+)$")
-      if name then w(("---@param %s %s"):format(name, t)) end
-    end
+  for _, p in ipairs(params(m[2])) do
+    local name, t = p:match("^([%w_?]+):%s*(.+)$")
+    if name then w(("---@param %s %s"):format(name, t)) end
   end
   w("---@return " .. m[3])
   local args = {}
-  for p in (m[2] .. ","):gmatch("%s*([^,]-)%s*,") do
+  for _, p in ipairs(params(m[2])) do
     local name = p:match("^([%w_]+)%??:")
     if name then args[#args + 1] = name end
   end

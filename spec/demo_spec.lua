@@ -26,7 +26,7 @@ describe("the demo agent", function()
       "   | +  return 'Hello, ' .. name .. '!'",
       "commit? [y/N] y (scripted)",
       "committed 1 change(s); src/greet.lua on disk now says: 'Hello, ' .. name .. '!'",
-      "== VirtualSandbox: sandbox.virtual (/project) (10 tools) ==",
+      "== VirtualSandbox: sandbox.virtual (/project) (11 tools) ==",
       "(src/greet.lua now says: 'Hello, ' .. name .. '!')",
     } do
       assert.is_truthy(out:find(want, 1, true), "missing from the transcript: " .. want .. "\n" .. out)

@@ -15,6 +15,10 @@ local function server_cmd(args)
   return sh.lua(false) .. " " .. sh.quote(BIN) .. " mcp " .. args
 end
 
+-- a 2x1 grey PNG (zlib-compressed, CRCs as libpng writes them)
+local DOT_PNG = "\137\80\78\71\13\10\26\10\0\0\0\13\73\72\68\82\0\0\0\2\0\0\0\1\8\0\0\0\0\209\73\32\86"
+  .. "\0\0\0\11\73\68\65\84\120\156\99\96\248\15\0\1\2\1\0\66\190\188\104\0\0\0\0\73\69\78\68\174\66\96\130"
+
 local function project()
   local dir = backends.tmpdir("mcp")
   assert(sh.run(("cd %s && printf '# notes\\n' > notes.md && printf 'a\\0b\\377' > bin.dat "
@@ -69,6 +73,9 @@ end
 describe("agent-sandbox mcp, with the MCP SDK's client", function()
   it("initializes, lists the tools, and runs every tool kind", function()
     local dir = project()
+    local f = assert(io.open(dir .. "/dot.png", "wb"))
+    f:write(DOT_PNG)
+    f:close()
     local r = sdk("tools", dir, "--dir " .. sh.quote(dir) .. " --allow-shell")
     assert.equal("agent-sandbox", r.server.name)
     assert.is_table(r.capabilities.tools)
@@ -76,7 +83,7 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     assert.is_table(r.capabilities.logging)
     assert.matches("sandbox", r.instructions)
     for _, n in ipairs { "read_file", "write_file", "edit_file", "list_files", "find_files", "search_code",
-      "file_exists", "delete_file", "create_directory", "move_file", "run_command", "run_shell",
+      "file_exists", "delete_file", "create_directory", "move_file", "generate_from_template", "run_command", "run_shell",
       "process_output", "process_kill", "process_list" } do
       assert.truthy(r.annotations[n], n)
     end
@@ -95,6 +102,11 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     assert.matches("started", c.process_output.text)
     assert.matches("done", c.process_output.text)
     assert.matches("exited with code 0", c.process_output.text)
+    assert.equal("Created made/gen.txt from the template (3 bytes).", c.generate_from_template.text)
+    -- an image as MCP image content, through the SDK's result schema
+    assert.same({ { type = "text" }, { type = "image", mimeType = "image/png", data = require("sandbox.base64").encode(DOT_PNG) } },
+      r.image)
+    assert.matches("1\tv=7", c.generated.text)
     assert.equal("42\n", sh.read_file(dir .. "/answer.txt"))
     assert.is_nil(sh.read_file(dir .. "/made/hello.txt"), "delete_file removed the directory")
     -- refusals are tool results the model can read, not protocol errors
@@ -237,7 +249,7 @@ describe("agent-sandbox mcp, the documented client configurations (docs/CLI.md)"
     local args = {}
     for _, a in ipairs(server.args) do args[#args + 1] = sh.quote(a) end
     local report = sdk("tools", dir, nil, path_env, { cwd = dir, argv = server.command .. " " .. table.concat(args, " ") })
-    assert.equal(15, #report.tools) -- run_shell included: the block passes --allow-shell
+    assert.equal(16, #report.tools) -- run_shell included: the block passes --allow-shell
     assert.equal("42\n", sh.read_file(dir .. "/answer.txt"))
     -- and exactly the block's command line, from the project directory, answers initialize
     local ok, out = sh.run(("cd %s && printf '%%s\\n' %s | %s%s %s"):format(sh.quote(dir), sh.quote(init()),

@@ -38,7 +38,7 @@ for _, be in ipairs(backends.list) do
 
     it("has the SPEC's tools, with valid names and flags", function()
       local want = { "read_file", "write_file", "edit_file", "list_files", "find_files", "search_code",
-                     "file_exists", "delete_file", "create_directory", "move_file" }
+                     "file_exists", "delete_file", "create_directory", "move_file", "generate_from_template" }
       if be.kind ~= "virtual" then
         for _, n in ipairs { "run_command", "run_shell", "process_output", "process_kill", "process_list" } do
           want[#want + 1] = n
@@ -60,7 +60,7 @@ for _, be in ipairs(backends.list) do
       for _, n in ipairs { "read_file", "list_files", "find_files", "search_code", "file_exists" } do
         assert.is_true(t[n].read_only, n)
       end
-      for _, n in ipairs { "write_file", "edit_file", "delete_file", "move_file" } do
+      for _, n in ipairs { "write_file", "edit_file", "delete_file", "move_file", "generate_from_template" } do
         assert.is_true(t[n].destructive, n)
       end
     end)

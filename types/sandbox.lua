@@ -141,6 +141,7 @@
 ---@class sandbox.Sandbox
 ---@field kind "virtual"|"container"|"overlay"|"remote"
 ---@field confinement table? what is enforced for commands, one field per layer
+---@field limits {max_read_bytes: integer, max_write_bytes: integer} a copy of the size caps
 local Sandbox = {}
 
 ---The file's content, or nil, msg, code.
@@ -151,10 +152,21 @@ function Sandbox:read_file(path) end
 ---Write atomically; never through a final link.
 ---@param path string
 ---@param content string
----@param opts? {overwrite?: boolean
----@param parents? boolean}
+---@param opts? {overwrite?: boolean, parents?: boolean}
 ---@return true?, string?, string?
-function Sandbox:write_file(path, content, opts, parents) end
+function Sandbox:write_file(path, content, opts) end
+
+---The file's parts by its content: an image (type, size, bytes) or text.
+---@param path string
+---@param opts? {max_image_bytes?: integer, max_pixels?: integer}
+---@return table[]?, string?, string?
+function Sandbox:read_document(path, opts) end
+
+---Render {{name}} tags in memory and write the result through write_file.
+---@param path string
+---@param opts {template?: string, template_file?: string, variables?: table<string, string|number|boolean>, overwrite?: boolean}
+---@return true?, string?, string?
+function Sandbox:generate_from_template(path, opts) end
 
 ---Entries sorted by name.
 ---@param path string
@@ -209,12 +221,9 @@ function Sandbox:realpath(path) end
 
 ---Paths matching pattern, as ripgrep lists them.
 ---@param pattern string
----@param opts? {max_results?: integer
----@param sort? "path"|"mtime"
----@param hidden? boolean
----@param ignored? boolean}
+---@param opts? {max_results?: integer, sort?: "path"|"mtime", hidden?: boolean, ignored?: boolean}
 ---@return string[]?, string?, string?
-function Sandbox:glob(pattern, opts, sort, hidden, ignored) end
+function Sandbox:glob(pattern, opts) end
 
 ---Matches as ripgrep finds them (see the README's Search).
 ---@param pattern string
@@ -223,10 +232,9 @@ function Sandbox:glob(pattern, opts, sort, hidden, ignored) end
 function Sandbox:grep(pattern, opts) end
 
 ---Every visible file's content.
----@param opts? {max_bytes?: integer
----@param directories? boolean}
+---@param opts? {max_bytes?: integer, directories?: boolean}
 ---@return table<string, string|true>?, string?, string?
-function Sandbox:snapshot(opts, directories) end
+function Sandbox:snapshot(opts) end
 
 ---Run a command: its result, or a background handle.
 ---@param cmd string
@@ -260,11 +268,9 @@ function Sandbox:backend_timeout() end
 
 ---GET through the allowlist.
 ---@param url string
----@param opts? {timeout?: number
----@param max_bytes? integer
----@param max_redirects? integer}
+---@param opts? {timeout?: number, max_bytes?: integer, max_redirects?: integer}
 ---@return table?, string?, string?
-function Sandbox:http_get(url, opts, max_bytes, max_redirects) end
+function Sandbox:http_get(url, opts) end
 
 ---Whether the allowlist admits host.
 ---@param host string

@@ -220,6 +220,13 @@ sb_sandbox *sb_lua_new(lua_State *L, const sb_backend *be, int opts_idx, const c
   lua_pushlstring(L, cwd, cwdlen);
   sb_lua_setfield(L, -2, "cwd");
   load_policy(L, opts_idx, sb);
+  /* a copy for the Lua layer (generate_from_template bounds what it builds) */
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)sb->policy.max_read_bytes);
+  lua_setfield(L, -2, "max_read_bytes");
+  lua_pushinteger(L, (lua_Integer)sb->policy.max_write_bytes);
+  lua_setfield(L, -2, "max_write_bytes");
+  sb_lua_setfield(L, -2, "limits");
   return sb;
 }
 

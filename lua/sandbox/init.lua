@@ -23,6 +23,8 @@ methods.exec = exec.exec
 methods.exec_shell = exec.exec_shell
 methods.tools = tools.build
 methods.http_get = net.http_get
+methods.generate_from_template = require("sandbox.template").generate
+methods.read_document = require("sandbox.document").read
 methods.audit_state = core.audit_state -- {events, lines, buffered, lost, error} or nil
 search.attach(methods) -- grep and glob: options checked in Lua
 -- a turn of the pump also runs the Lua side's due results (tools' on_done)

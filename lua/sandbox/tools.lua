@@ -180,6 +180,9 @@ local function make(ctx, def, name, approve)
   local function result(ok, text, ferr)
     if not ok then return err(fmt("%s failed unexpectedly: %s", name, clean_error(text))) end
     if text == nil then return err(ferr or (name .. " failed.")) end
+    if type(text) == "table" then -- a built-in tool's text with images (read_file)
+      return { content = text.content, images = text.images, is_error = false }
+    end
     return { content = text, is_error = false }
   end
   -- the audit trail: the approval's question and answer, each call's outcome
@@ -439,22 +442,41 @@ function M.await(tools, call)
   return M.dispatch(tools, call)
 end
 
---- The tool-result message for each provider.
+--- The tool-result message for each provider. A result's images
+--- (r.images: {{mime_type, data = base64}}) go as image blocks where the
+--- format has them (Anthropic, MCP); OpenAI's tool results carry text,
+--- which then says the image was left out.
+local function text_only(r)
+  if r.is_error then return "Error: " .. r.content end
+  if not r.images or #r.images == 0 then return r.content end
+  return r.content .. fmt("\n[%d image(s) not shown: this result format carries text only]", #r.images)
+end
+
 function M.result_openai(call_id, r)
-  return { role = "tool", tool_call_id = call_id, content = r.is_error and ("Error: " .. r.content) or r.content }
+  return { role = "tool", tool_call_id = call_id, content = text_only(r) }
 end
 
 function M.result_openai_responses(call_id, r)
-  return { type = "function_call_output", call_id = call_id,
-           output = r.is_error and ("Error: " .. r.content) or r.content }
+  return { type = "function_call_output", call_id = call_id, output = text_only(r) }
 end
 
 function M.result_anthropic(tool_use_id, r)
-  return { type = "tool_result", tool_use_id = tool_use_id, content = r.content, is_error = r.is_error == true }
+  local content = r.content
+  if r.images and #r.images > 0 then
+    content = { { type = "text", text = r.content } }
+    for _, img in ipairs(r.images) do
+      content[#content + 1] = { type = "image", source = { type = "base64", media_type = img.mime_type, data = img.data } }
+    end
+  end
+  return { type = "tool_result", tool_use_id = tool_use_id, content = content, is_error = r.is_error == true }
 end
 
 function M.result_mcp(r)
-  return { content = { { type = "text", text = r.content } }, isError = r.is_error == true }
+  local content = { { type = "text", text = r.content } }
+  for _, img in ipairs(r.images or {}) do
+    content[#content + 1] = { type = "image", data = img.data, mimeType = img.mime_type }
+  end
+  return { content = content, isError = r.is_error == true }
 end
 
 return M

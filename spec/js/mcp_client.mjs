@@ -62,6 +62,11 @@ scenarios.tools = async () => {
   c.file_exists = await call("file_exists", { path: "src/hello.txt" });
   c.create_directory = await call("create_directory", { path: "made/deep" });
   c.move_file = await call("move_file", { source: "src/hello.txt", destination: "made/hello.txt" });
+  c.generate_from_template = await call("generate_from_template",
+    { path: "made/gen.txt", template: "v={{ v }}", variables: [{ name: "v", value: "7" }] });
+  c.generated = await call("read_file", { path: "made/gen.txt" });
+  const img = await client.callTool({ name: "read_file", arguments: { path: "dot.png" } });
+  report.image = img.content.map((x) => (x.type === "text" ? { type: x.type } : { type: x.type, mimeType: x.mimeType, data: x.data }));
   c.run_command = await call("run_command", { command: ["cat", "made/hello.txt"] });
   c.run_shell = await call("run_shell", { script: "echo $((6*7)) > answer.txt; cat answer.txt" });
   c.background = await call("run_command", { command: ["sh", "-c", "echo started; sleep 0.2; echo done"], background: true });

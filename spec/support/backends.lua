@@ -209,6 +209,21 @@ if os.getenv("SANDBOX_TEST_ONLY_REMOTE") then
 end
 
 --- Only the container entries.
+--- new(opts): a sandbox of backend be over files, disposed after its test
+--- (after_each: the spec's own).
+function M.fresh(be, files, after_each)
+  local live = {}
+  after_each(function()
+    for _, sb in ipairs(live) do sb:dispose() end
+    live = {}
+  end)
+  return function(opts)
+    local sb = be.new(opts or {}, files)
+    live[#live + 1] = sb
+    return sb
+  end
+end
+
 function M.containers()
   local out = {}
   for _, b in ipairs(M.list) do

@@ -6,8 +6,9 @@
 local M = {}
 
 local type, pairs, ipairs, tonumber, tostring, fmt = type, pairs, ipairs, tonumber, tostring, string.format
-local floor = math.floor
-local concat, byte, char = table.concat, string.byte, string.char
+local byte, char = string.byte, string.char
+
+local base64 = require("sandbox.base64").encode
 
 local SCHEME = "sandbox://"
 local PAGE = 500
@@ -58,21 +59,6 @@ local function is_text(s)
   return not s:find("%z") and require("sandbox.json").utf8(s) == s
 end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local ENC = {}
-for i = 0, 63 do ENC[i] = B64:sub(i + 1, i + 1) end
-
-function M.base64(s)
-  local out, n = {}, 0
-  for i = 1, #s, 3 do
-    local a, b, c = byte(s, i, i + 2)
-    local v = a * 65536 + (b or 0) * 256 + (c or 0)
-    local d1, d2, d3, d4 = floor(v / 262144) % 64, floor(v / 4096) % 64, floor(v / 64) % 64, v % 64
-    n = n + 1
-    out[n] = ENC[d1] .. ENC[d2] .. (b and ENC[d3] or "=") .. (c and ENC[d4] or "=")
-  end
-  return concat(out)
-end
 
 --- A resource set over sandbox sb. notify(method, params) sends a notification.
 function M.new(sb, notify)
@@ -121,7 +107,7 @@ function M.new(sb, notify)
     if is_text(data) then
       item.mimeType, item.text = mime(path, false), data
     else
-      item.mimeType, item.blob = mime(path, true), M.base64(data)
+      item.mimeType, item.blob = mime(path, true), base64(data)
     end
     return { contents = { item } }
   end

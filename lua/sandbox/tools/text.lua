@@ -8,9 +8,7 @@ M.MAX_LINE = 2000     -- characters of one line shown by read_file
 M.DEFAULT_LIMIT = 2000 -- lines read_file shows at once
 
 --- Contents that are not text: a NUL byte near the start (git's rule).
-function M.is_binary(s)
-  return s:find("\0", 1, true) ~= nil and s:find("\0", 1, true) <= 8000
-end
+M.is_binary = require("sandbox.document").is_binary
 
 --- Lines [offset, offset+limit) of s, numbered like `cat -n`, with a note
 --- when not everything is shown. Returns text, total line count.
