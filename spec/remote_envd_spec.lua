@@ -39,7 +39,10 @@ for _, version in ipairs { "0.5.1", "0.5.6", "0.6.13" } do
 
     local function open() return open_on(peer) end
     local function envd(...) return envd_on(peer, ...) end
-    local function ln(sb, target, name) assert.equal(0, assert(sb:exec("ln", { "-s", target, name })).exit_code) end
+    local function ln(sb, target, name)
+      local r = assert(sb:exec("ln", { "-s", target, name }))
+      assert.equal(0, r.exit_code, json.encode(r)) -- all of it: CI once saw 137 after 30 s
+    end
 
     it("is told its envd's version by the engine", function()
       local sb = open()
@@ -171,7 +174,8 @@ for _, version in ipairs { "0.5.1", "0.5.6", "0.6.13" } do
       assert(sb:write_file("empty", ""))
       assert.equal("", sb:read_file("empty"))
       assert(sb:write_file("run.sh", "#!/bin/sh\necho one\n"))
-      assert.equal(0, assert(sb:exec("chmod", { "+x", "run.sh" })).exit_code)
+      local r = assert(sb:exec("chmod", { "+x", "run.sh" }))
+      assert.equal(0, r.exit_code, json.encode(r))
       assert.is_false(sb:tools { stale_guard = false }.edit_file.execute { path = "run.sh", old_string = "one",
         new_string = "two" }.is_error)
       assert.equal("two\n", assert(sb:exec("./run.sh")).stdout)

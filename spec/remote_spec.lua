@@ -419,6 +419,49 @@ describe("RemoteSandbox", function()
     describe("kill the whole tree, as the local runner does", function()
       require("support.tree_kill")(it, function() return sb end, assert_gone, 0.5)
 
+      -- The wrapper stops its deadline watchdog with SIGUSR1 when the
+      -- command ends; a USR1 that came while the watchdog was still setting
+      -- its traps was once caught by `trap :` and lost, and a quick command
+      -- then waited for its whole timeout (CI: 137 after 30 s, about one
+      -- in a hundred under load). The wrapper as envd started it (read back
+      -- from a running one) is run here with a pause at each point of the
+      -- watchdog's start: the USR1 comes there every time.
+      it("stops its watchdog wherever the watchdog's start is when the command ends", function()
+        local m = procs.marker()
+        local h = assert(sb:exec("sleep", { m }, { background = true }))
+        local script
+        for _ = 1, 100 do
+          for _, pid in ipairs(procs.find(m)) do
+            local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+            local args = {}
+            for a in (f and f:read("*a") or ""):gmatch("([^%z]*)%z") do args[#args + 1] = a end
+            if f then f:close() end
+            if args[1] == "/bin/sh" and args[2] == "-c" and args[4] == "agent-sandbox" then script = args[3] end
+          end
+          if script then break end
+          require("sandbox.core").sleep(0.05)
+        end
+        h:kill("KILL")
+        assert(script, "no running wrapper found")
+        local start = assert(script:find("  (trap '", 1, true), "the watchdog's start is not where it was")
+        local pause = "j=0; while [ $j -lt 30000 ]; do j=$((j + 1)); done; "
+        local points = { start + 3 } -- before its first trap
+        for _, after in ipairs { "USR1; ", "trap : $t; " } do
+          local at = assert(script:find(after, start, true), after)
+          points[#points + 1] = at + #after
+        end
+        for _, at in ipairs(points) do
+          local paused = script:sub(1, at - 1) .. pause .. script:sub(at)
+          local t = clock()
+          -- (the mark on the wrapper alone: its sweep would end a marked parent)
+          local ok, out = sh.run(("timeout -s KILL 20 env AGENT_SANDBOX_TREE=spec-%s /bin/sh -c %s agent-sandbox run 30 2 true; echo rc=$?")
+            :format(m, sh.quote(paused)))
+          assert.truthy(out:find("rc=0", 1, true), ("paused at %d: %s"):format(at, out))
+          assert.is_true(clock() - t < 10, ("paused at %d: %.1f s"):format(at, clock() - t))
+          assert(ok)
+        end
+      end)
+
       it("h:kill(sig) sends that signal to the whole tree, as locally", function()
         local h = assert(sb:exec("sh", { "-c", "trap 'echo got-usr1; exit 3' USR1; echo up; while :; do sleep 0.05; done" },
           { background = true }))

@@ -57,8 +57,8 @@ static const char script[] =
     " . \"$HOME/.profile\"; } </dev/null >/dev/null 2>&1; export -p >&3)" NL
     "  eval \"$x\" 2>/dev/null; for n in $k; do eval \"export $n=\\\"\\${_sb_$n}\\\"; unset _sb_$n\"; done" NL "}" NL
     "d=$2 g=$3 m=$" SB_RTREE_VAR NL
-    /* what a signal to the tree must not end before the command */
-    "t='HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS'" NL
+    /* what a signal to the tree must not end before the command (and USR1) */
+    "t='HUP INT QUIT ABRT USR2 PIPE ALRM TERM TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS'" NL
     "shift 3" NL
     /* execvp's look-up: EACCES when only something not executable is found */
     "e=" NL "case $1 in" NL "*/*) [ -f \"$1\" ] && [ -x \"$1\" ] || { [ -e \"$1\" ] && e=EACCES || e=ENOENT; } ;;" NL
@@ -69,15 +69,19 @@ static const char script[] =
     /* the watchdog: in the tree, spared by its own sweeps, deaf to the
      * signals the tree may get; its sleeps carry no mark (a sweep of ours
      * must not end them early), and SIGUSR1 ends it with its sleep (killed
-     * and reaped; z is 0 when no sleep runs, never a pid reused since) */
-    "w=" NL "if [ \"$d\" != 0 ]; then" NL "  (trap : $t; trap '[ \"${z:-0}\" = 0 ] || { kill -s KILL $z 2>/dev/null; "
-    "wait $z; }; exit 0' USR1; read -r me _ </proc/self/stat" NL "   nap() { " SB_RTREE_VAR
+     * and reaped; z is 0 when no sleep runs, never a pid reused since).
+     * Its USR1 trap comes first: a USR1 before it ends the watchdog by the
+     * default action; one caught by `trap :` was lost, and the wrapper
+     * waited for the watchdog until the command's timeout (CI, ~1 in 100
+     * quick commands under load) */
+    "w=" NL "if [ \"$d\" != 0 ]; then" NL "  (trap '[ \"${z:-0}\" = 0 ] || { kill -s KILL $z 2>/dev/null; "
+    "wait $z; }; exit 0' USR1; trap : $t; read -r me _ </proc/self/stat" NL "   nap() { " SB_RTREE_VAR
     "= command -p sleep \"$1\" & z=$!;"
     " while kill -0 $z 2>/dev/null; do wait $z; done; z=0; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
     " </dev/null >/dev/null 2>&1 &" NL "  w=$!" NL "fi" NL
     /* a signal to the tree must not end the wrapper before the command */
-    "trap : $t" NL "printf '\\001'" NL "q=; read -r _ _ _ _ q </proc/loadavg 2>/dev/null" NL "(exec \"$@\")" NL
+    "trap : $t USR1" NL "printf '\\001'" NL "q=; read -r _ _ _ _ q </proc/loadavg 2>/dev/null" NL "(exec \"$@\")" NL
     "s=$?" NL
     /* the command's stream is done: a note of the shell's own (the watchdog
      * ended by USR1 before its trap was set: "User defined signal 1") must
