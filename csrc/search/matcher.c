@@ -95,6 +95,9 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
       continue;
     }
     if (depth > 0) {
+      /* \Q..\E and \c take bytes that would read as '(', ')' or '|' here
+       * (\c( is one character): no prefilter rather than a wrong depth */
+      if (c == '\\' && i + 1 < n && (pat[i + 1] == 'Q' || pat[i + 1] == 'c')) return 0;
       if (c == '\\') i++;
       else if (c == '[') {
         size_t span = class_span(pat + i, n - i);
