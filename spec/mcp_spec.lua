@@ -144,7 +144,7 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
 
   it("sends progress for a command that runs over a second, and a cancelled command loses its whole tree", function()
     local dir = project()
-    local marker = procs.marker():gsub("%D", ""):sub(1, 6) .. ".5"
+    local marker = procs.marker()
     local r = sdk("progress", dir, "--dir " .. sh.quote(dir) .. " --allow-shell --kill-grace 0.5", "MARKER=" .. marker .. " ")
     assert.is_true(#r.progress >= 2, json.encode(r.progress))
     for i = 2, #r.progress do assert.is_true(r.progress[i].progress > r.progress[i - 1].progress) end
@@ -206,7 +206,7 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
 
   it("disposes the sandbox at end of input and on SIGTERM: no process left", function()
     local dir = project()
-    local marker = procs.marker():gsub("%D", ""):sub(1, 6) .. ".7"
+    local marker = procs.marker()
     local r = sdk("shutdown", dir, "--dir " .. sh.quote(dir), "MARKER=" .. marker .. " ")
     for _, how in ipairs { "eof", "sigterm" } do
       local said = how .. ": " .. json.encode(r[how])

@@ -46,11 +46,15 @@ function M.zombie_children(pid)
   return out
 end
 
---- A marker unique to this test run, usable as a sleep duration argument.
+--- A marker unique to this test run, usable as a sleep duration argument:
+-- this process's pid is in it (two Lua lanes running the same case at once
+-- must not count each other's processes), and the duration stays under
+-- three days, so a process a failed case leaves behind ends by itself.
 local n = 0
+local self_pid = tonumber((read("/proc/self/stat") or ""):match("^(%d+)")) or 0
 function M.marker()
   n = n + 1
-  return ("1000%d.%d%d"):format(os.time() % 100000, n, math.random(1000, 9999))
+  return ("%d.%d%07d%d"):format(100000 + os.time() % 100000, n, self_pid, math.random(1000, 9999))
 end
 
 return M
