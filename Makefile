@@ -1,5 +1,5 @@
 # sandbox: build, test, demo and quality targets.
-#   make            build build/sandbox/core.so (-Wall -Wextra -Werror)
+#   make            build build/sandbox/core.so (-Wall -Wextra -Werror) and the document helper beside it
 #   make test       the busted suite (what scripts/test.sh runs after set-up)
 #   make asan       the suite with AddressSanitizer + UBSan, leak detection on
 #   make valgrind   the suite under valgrind memcheck
@@ -61,8 +61,9 @@ module: $(MODULE)
 nvim:
 	@if ! pkg-config --exists luajit 2>/dev/null && [ ! -f /usr/include/luajit-2.1/lua.h ]; then \
 	  echo "make nvim: LuaJIT's headers are missing (apt-get install libluajit-5.1-dev)"; exit 1; fi
-	$(MAKE) LUA=luajit module
+	$(MAKE) LUA=luajit module $(if $(DOC_HAVE),build-luajit/sandbox/sandbox-docparse)
 	cp build-luajit/sandbox/core.so lua/sandbox/.core.so.$$$$ && mv lua/sandbox/.core.so.$$$$ lua/sandbox/core.so
+	$(if $(DOC_HAVE),cp build-luajit/sandbox/sandbox-docparse lua/sandbox/.docparse.$$$$ && mv lua/sandbox/.docparse.$$$$ lua/sandbox/sandbox-docparse)
 
 $(BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
@@ -96,6 +97,23 @@ $(STATIC_LIB): $(OBJ) $(STATIC_OBJ)
 	rm -f $@ && ar rcs $@ $(BUILD)/sandbox-all.o
 static: $(STATIC_LIB)
 all: $(STATIC_LIB)
+
+# The document helper (csrc/doc/): PDF and Office files are parsed in this
+# separate program, which the Lua layer runs confined (sandbox.docparse);
+# it goes beside core.so, where the Lua layer looks for it. Without its
+# libraries the module still builds, and read_document says what is missing.
+DOC_PKGS := poppler-glib libzip expat cairo
+DOC_SRC := $(wildcard csrc/doc/*.c) csrc/base/utf8.c
+DOCPARSE := $(BUILD)/sandbox/sandbox-docparse
+DOC_HAVE := $(shell pkg-config --exists $(DOC_PKGS) 2>/dev/null && echo yes)
+DOC_WANT := $(if $(DOC_HAVE),$(DOCPARSE),docparse-missing)
+$(DOCPARSE): $(DOC_SRC) $(wildcard csrc/doc/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Icsrc $$(pkg-config --cflags $(DOC_PKGS)) -o $@ $(DOC_SRC) $$(pkg-config --libs $(DOC_PKGS))
+.PHONY: docparse-missing
+docparse-missing:
+	@echo "note: the document helper is not built (PDF and Office files unread): apt-get install libpoppler-glib-dev libzip-dev libexpat1-dev"
+all: $(DOC_WANT)
 
 # Hosts linking it: the embed example and the two-threads test.
 EMBED_LIBS := $(STATIC_LIB) -lcurl -lpcre2-8 -lssl -lcrypto $(LUA_LIB) -lm -lpthread -ldl $(if $(UV_STATIC),,-luv)
@@ -139,7 +157,7 @@ $(BUILD)/test/remote_probe: spec/c/remote_probe.c csrc/remote/client.c csrc/remo
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB) -lcurl -lm
 all: $(TESTBIN)
 
-test: $(MODULE) $(TESTBIN)
+test: $(MODULE) $(TESTBIN) $(DOC_WANT)
 	bash scripts/npm-deps.sh
 	$(BUSTED) $(BUSTED_ARGS)
 
@@ -172,7 +190,7 @@ asan:
 # covered by the plain and sanitizer runs. PCRE2's JIT reads 16 bytes at a
 # time up to the end of a subject's last aligned block, which memcheck
 # reports: this run matches with PCRE2's interpreter (SANDBOX_NO_JIT).
-valgrind: $(MODULE) $(TESTBIN)
+valgrind: $(MODULE) $(TESTBIN) $(DOC_WANT)
 	bash scripts/npm-deps.sh
 	SANDBOX_TEST_UNCONFINED=1 SANDBOX_NO_JIT=1 SANDBOX_DIFF_SEQUENCES=200 SANDBOX_STREAM_MB=4 valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
@@ -205,6 +223,12 @@ $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread -lm
+# the document helper's readers, with its libraries (not in libsandbox-fuzz.a)
+DOC_FUZZ := $(FUZZ_BUILD)/fuzz_ooxml $(FUZZ_BUILD)/fuzz_pdf
+$(DOC_FUZZ): $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(filter-out csrc/doc/main.c,$(DOC_SRC)) $(wildcard csrc/doc/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $$(pkg-config --cflags $(DOC_PKGS)) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
+	  $$(pkg-config --libs $(DOC_PKGS)) -lz
 -include $(wildcard $(FUZZ_BUILD)/obj/*/*.d)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build
@@ -258,9 +282,10 @@ PREFIX      ?= /usr/local
 INST_LIBDIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
 INST_LUADIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
 INST_BINDIR ?= $(PREFIX)/bin
-install: $(MODULE)
+install: $(MODULE) $(DOC_WANT)
 	install -d $(DESTDIR)$(INST_LIBDIR)/sandbox
 	install -m 755 $(MODULE) $(DESTDIR)$(INST_LIBDIR)/sandbox/core.so
+	$(if $(DOC_HAVE),install -m 755 $(DOCPARSE) $(DESTDIR)$(INST_LIBDIR)/sandbox/sandbox-docparse)
 	cd lua && find sandbox -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(INST_LUADIR)/{} \;
 	install -d $(DESTDIR)$(INST_BINDIR)
 	sed -e '1s|.*|#!/usr/bin/env $(LUA)|' \

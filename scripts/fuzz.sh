@@ -12,7 +12,7 @@ for bin in "$@"; do
   corpus=build-fuzz/corpus-$name
   mkdir -p "$corpus"
   log=build-fuzz/$name.log
-  "$bin" -max_total_time="$time" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+  LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0 "$bin" -max_total_time="$time" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="build-fuzz/crash-$name-" "$corpus" "fuzz/seeds/$name" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")

@@ -189,7 +189,7 @@ for _, be in ipairs(backends.list) do
       assert.matches("cannot be shown: .*100%.0 megapixels", r.content)
       r = t.read_file.execute { path = "data.bin" }
       assert.is_true(r.is_error)
-      assert.matches("text files and images only", r.content)
+      assert.matches("binary file %(4 bytes%) of a kind read_file does not show", r.content)
     end)
   end)
 end

@@ -70,7 +70,7 @@ describe("exported tool schemas", function()
     assert.is_true(#tools >= 16, "all built-in tools")
     local payload = export_all(tools)
     payload.samples = {
-      { tool = "read_file", args = { path = "a", offset = json.null, limit = json.null } },
+      { tool = "read_file", args = { path = "a", offset = json.null, limit = json.null, pages = json.null, page_image = json.null } },
       { tool = "run_command", args = { command = { "ls" }, cwd = json.null, timeout_seconds = json.null,
         background = json.null } },
     }

@@ -4,17 +4,21 @@
 -- images (PNG, JPEG, GIF, WebP), whose size comes from their headers —
 -- nothing is decoded, so a hostile file cannot make a decoder allocate —
 -- given as image parts under a byte and a pixel cap; Jupyter notebooks
--- (nbformat 4) as cells with their text outputs and images; text as text.
--- PDF and office files are not read yet (ENOTSUP).
+-- (nbformat 4) as cells with their text outputs and images; PDF pages and
+-- Word, PowerPoint and Excel files through the confined document helper
+-- (sandbox.docparse); text as text.
 local json = require "sandbox.json"
 local base64 = require "sandbox.base64"
+local docparse = require "sandbox.docparse"
 
 local M = {}
 
 local fmt, byte, concat = string.format, string.byte, table.concat
 
 -- The smallest provider's caps (Anthropic's API: 5 MB and 8000 px a side).
-M.DEFAULTS = { max_image_bytes = 5 * 1024 * 1024, max_pixels = 8000 * 8000 }
+-- A PDF page's image: 1568 px on its longer side (what Anthropic's API
+-- keeps without scaling it down again). Sheets: 1000 rows each.
+M.DEFAULTS = { max_image_bytes = 5 * 1024 * 1024, max_pixels = 8000 * 8000, page_image_side = 1568, max_rows = 1000 }
 
 local function u16be(s, i) local a, b = byte(s, i, i + 1); return a * 256 + b end
 local function u16le(s, i) local a, b = byte(s, i, i + 1); return b * 256 + a end
@@ -83,7 +87,8 @@ function M.is_binary(s)
   return nul ~= nil and nul <= 8000
 end
 
-local KNOWN = { max_image_bytes = true, max_pixels = true }
+-- read_document's options: positive integers, but pages ("3-5", "4", 4).
+local KNOWN = { max_image_bytes = true, max_pixels = true, pages = true, page_image = true, max_rows = true }
 
 -- An image part of data, or nil, msg, code over a cap (nil alone: no image).
 local function image(path, data, opts)
@@ -172,37 +177,115 @@ local function notebook(path, data, opts)
   return cells
 end
 
+-- "3-5", "4", "7-" or 4: first, last (0: to the end); nil, msg if not one.
+local function page_range(v)
+  if v == nil then return 1, 0 end
+  if type(v) == "number" and v >= 1 and v % 1 == 0 then return v, v end
+  local a, b = tostring(v):match("^%s*(%d+)%s*%-?%s*(%d*)%s*$")
+  a = tonumber(a)
+  if not a or a < 1 then return nil, fmt("pages must be a page (4) or a range (\"3-5\", \"7-\"), not %q", tostring(v)) end
+  if tostring(v):find("-", 1, true) then
+    b = b == "" and 0 or tonumber(b)
+    if b ~= 0 and b < a then return nil, fmt("pages %q ends before it starts", tostring(v)) end
+    return a, b
+  end
+  return a, a
+end
+
+-- A PDF: its pages' text ({type = "page", page =, pages =, text =}), or
+-- with page_image one page as an image part.
+local function pdf(path, data, opts)
+  if opts.page_image then
+    local side = math.min(M.DEFAULTS.page_image_side, math.floor(math.sqrt(opts.max_pixels or M.DEFAULTS.max_pixels)))
+    local png, why, code = docparse.run({ "pdf-page", tostring(opts.page_image), tostring(side) }, data, path)
+    if not png then return nil, why, code end
+    local img
+    img, why, code = image(path, png, opts)
+    if not img then return nil, why or fmt("EIO: %s: the page's image is not a PNG", path), code or "EIO" end
+    img.page = opts.page_image
+    return { img }
+  end
+  local first, last = page_range(opts.pages)
+  if not first then return nil, "EINVAL: read_document: " .. last, "EINVAL" end
+  local t, why, code = docparse.json({ "pdf", tostring(first), tostring(last) }, data, path)
+  if not t then return nil, why, code end
+  if t.pages == 0 then return nil, fmt("EINVAL: %s: the PDF has no page that can be read", path), "EINVAL" end
+  if first > t.pages then
+    return nil, fmt("EINVAL: %s has %d pages; pages %s starts after the last", path, t.pages, tostring(opts.pages)), "EINVAL"
+  end
+  for _, p in ipairs(t.parts) do p.pages = t.pages end
+  return t.parts
+end
+
+-- Office files by their extension (the package's bytes must agree: the
+-- helper checks the ZIP and its parts).
+local OFFICE = { docx = "docx", docm = "docx", pptx = "pptx", pptm = "pptx", xlsx = "xlsx", xlsm = "xlsx" }
+
+local function office(kind, path, data, opts)
+  local args = { kind }
+  if kind == "xlsx" then args[2] = tostring(opts.max_rows or M.DEFAULTS.max_rows) end
+  local t, why, code = docparse.json(args, data, path)
+  if not t then return nil, why, code end
+  return t.parts
+end
+
+--- kind(path, bytes): "image", "pdf", "docx", "pptx", "xlsx", "notebook",
+--- "binary" (none of these) or "text": how read_document reads the bytes.
+function M.kind(path, data)
+  if M.image_info(data) then return "image" end
+  -- a PDF may have bytes before its header (readers look in the first KiB);
+  -- a text file that mentions "%PDF-" is still text
+  local at = data:sub(1, 1024):find("%PDF-", 1, true)
+  if at == 1 or (at and M.is_binary(data)) then return "pdf" end
+  local ext = path:match("%.(%w+)$")
+  local okind = ext and OFFICE[ext:lower()]
+  if okind and data:sub(1, 4) == "PK\3\4" then return okind end
+  if path:match("%.ipynb$") and not M.is_binary(data) then return "notebook" end
+  return M.is_binary(data) and "binary" or "text"
+end
+
 --- parts(path, bytes [, opts]): what read_document returns for bytes
 --- already read from path (opts checked by the caller).
 function M.parts(path, data, opts)
   opts = opts or {}
-  local img, why, code = image(path, data, opts)
-  if img then return { img } end
-  if code then return nil, why, code end
-  if path:match("%.ipynb$") then
-    local cells
-    cells, why, code = notebook(path, data, opts)
+  local kind = M.kind(path, data)
+  if kind == "image" then
+    local img, why, code = image(path, data, opts)
+    if img then return { img } end
+    return nil, why, code
+  end
+  if kind == "pdf" then return pdf(path, data, opts) end
+  if kind == "docx" or kind == "pptx" or kind == "xlsx" then return office(kind, path, data, opts) end
+  if kind == "notebook" then
+    local cells, why, code = notebook(path, data, opts)
     if cells then return cells end
     if code then return nil, why, code end
     return nil, fmt("EINVAL: %s is not a Jupyter notebook (no nbformat and cells in its JSON)", path), "EINVAL"
   end
-  if M.is_binary(data) then
-    return nil, fmt("ENOTSUP: %s is a binary file of a kind read_document does not read (images: PNG, JPEG, GIF, WebP)",
-      path), "ENOTSUP"
+  if kind == "binary" then
+    return nil, fmt("ENOTSUP: %s is a binary file of a kind read_document does not read (it reads PNG, JPEG, GIF, " ..
+      "WebP, PDF, .docx, .pptx, .xlsx and .ipynb)", path), "ENOTSUP"
   end
   return { { type = "text", text = data } }
 end
 
---- sb:read_document(path [, {max_image_bytes =, max_pixels =}]): the
---- file's parts: {{type = "image", mime_type =, width =, height =, data =}}
---- or {{type = "text", text =}}; nil, msg, code otherwise (EFBIG over a
---- cap, ENOTSUP for other binary files, the read's own errors).
+--- sb:read_document(path [, {max_image_bytes =, max_pixels =, pages =,
+--- page_image =, max_rows =}]): the file's parts: {{type = "image",
+--- mime_type =, width =, height =, data =}}, PDF {type = "page", page =,
+--- pages =, text =} (page_image = n: that page as an image part), .docx
+--- paragraphs and tables, .pptx slides, .xlsx sheets, notebook cells, or
+--- {{type = "text", text =}}; nil, msg, code otherwise (EFBIG over a cap,
+--- ENOTSUP for other binary files, EINVAL for a malformed document, the
+--- read's own errors).
 function M.read(sb, path, opts)
   opts = opts or {}
   if type(opts) ~= "table" then return nil, "EINVAL: read_document: options must be a table", "EINVAL" end
   for k, v in pairs(opts) do
     if not KNOWN[k] then return nil, fmt("EINVAL: read_document: unknown option '%s'", tostring(k)), "EINVAL" end
-    if type(v) ~= "number" or v < 1 or v % 1 ~= 0 then
+    if k == "pages" then
+      local ok, why = page_range(v)
+      if not ok then return nil, "EINVAL: read_document: " .. why, "EINVAL" end
+    elseif type(v) ~= "number" or v < 1 or v % 1 ~= 0 then
       return nil, fmt("EINVAL: read_document: %s must be a positive integer", k), "EINVAL"
     end
   end

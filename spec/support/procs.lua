@@ -46,6 +46,27 @@ function M.zombie_children(pid)
   return out
 end
 
+--- Live processes (zombies left out) descending from pid: what a call
+--- that returned may have left running.
+function M.descendants(pid)
+  local parent, live = {}, {}
+  for _, name in ipairs(pids()) do
+    local stat = read("/proc/" .. name .. "/stat") or ""
+    local state, ppid = stat:match("^%d+ %b() (%a) (%d+)")
+    if state then
+      parent[name] = ppid
+      live[name] = state ~= "Z" and state ~= "X"
+    end
+  end
+  local out = {}
+  for name in pairs(parent) do
+    local p, hops = parent[name], 0
+    while p and p ~= tostring(pid) and hops < 64 do p, hops = parent[p], hops + 1 end
+    if p == tostring(pid) and live[name] then out[#out + 1] = tonumber(name) end
+  end
+  return out
+end
+
 --- A marker unique to this test run, usable as a sleep duration argument:
 -- this process's pid is in it (two Lua lanes running the same case at once
 -- must not count each other's processes), and the duration stays under

@@ -1,0 +1,109 @@
+-- The document helper (csrc/doc/, built as sandbox-docparse next to
+-- sandbox/core.so): PDF and Office files are parsed there, never in the
+-- host's process. Each call starts it in its own confined ContainerSandbox
+-- over the helper's directory, read-only: every confinement layer, no
+-- network, a memory, process and CPU limit, a wall-clock timeout; the
+-- file's bytes go in on stdin (bytes a backend read, never a path). A
+-- crash, a zip bomb or an endless PDF is an error result here. Where the
+-- confinement cannot be set up the call fails closed with its reason.
+local json = require "sandbox.json"
+
+local M = {}
+
+local fmt = string.format
+
+-- What one parse may cost (the helper also sets the memory and CPU caps on
+-- itself before it reads a byte).
+M.LIMITS = { memory = 512 * 1024 * 1024, cpu_seconds = 20, timeout = 30, max_output = 64 * 1024 * 1024,
+             max_inflated = 256 * 1024 * 1024 }
+
+local CODES = { [2] = "EINVAL", [3] = "EFBIG", [4] = "ENOMEM", [5] = "EIO" }
+
+local NOT_BUILT = "the document helper (sandbox-docparse) is not built next to sandbox/core.so: run make " ..
+  "(it needs libpoppler-glib-dev, libzip-dev and libexpat1-dev), or set SANDBOX_DOCPARSE to its path"
+
+--- The helper's path: M.helper (set by a host or a test), else
+--- $SANDBOX_DOCPARSE, else next to the loaded sandbox/core.so; nil, why
+--- when there is none.
+function M.path()
+  local given = M.helper or os.getenv("SANDBOX_DOCPARSE")
+  if given and given ~= "" then
+    local f = io.open(given, "rb")
+    if not f then return nil, NOT_BUILT .. " (" .. given .. " is not there)" end
+    f:close()
+    return given
+  end
+  -- package.cpath's templates in order, as require found the core (Lua 5.1
+  -- has no package.searchpath)
+  for template in package.cpath:gmatch("[^;]+") do
+    local core = template:gsub("%?", "sandbox/core")
+    local f = io.open(core, "rb")
+    if f then
+      f:close()
+      local helper = core:gsub("core%.[^/]*$", "sandbox-docparse")
+      f = io.open(helper, "rb")
+      if f then
+        f:close()
+        return helper
+      end
+      break -- the helper goes with the core that was found: no other build's
+    end
+  end
+  return nil, NOT_BUILT
+end
+
+--- run(args, bytes, what): the helper's stdout for bytes (args: its KIND
+--- and arguments), or nil, msg, code. what names the file in messages.
+function M.run(args, bytes, what)
+  local helper, why = M.path()
+  if not helper then return nil, "ENOTSUP: " .. why, "ENOTSUP" end
+  local dir, name = helper:match("^(.*)/([^/]+)$")
+  if not dir then dir, name = ".", helper end
+  local L = M.LIMITS
+  local box, err, code = require("sandbox").container {
+    base_dir = dir, mode = "r", memory_limit = L.memory, pids_limit = 4, cpu_limit = 1,
+    allow_outbound = false, max_output_bytes = L.max_output + 1, exec_timeout = L.timeout,
+  }
+  if not box then
+    return nil, fmt("%s: %s cannot be read: the document helper's confinement could not be set up (%s)",
+      code or "EIO", what, err), code or "EIO"
+  end
+  local argv = { fmt("--memory=%d", L.memory), fmt("--cpu=%d", L.cpu_seconds), fmt("--max-output=%d", L.max_output),
+                 fmt("--max-inflated=%d", L.max_inflated) }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  local r, msg
+  r, msg, code = box:exec("./" .. name, argv, { stdin = bytes })
+  box:dispose()
+  if not r then
+    return nil, fmt("%s: %s cannot be read: the document helper could not be started confined (%s)", code or "EIO",
+      what, msg), code or "EIO"
+  end
+  if r.timed_out then
+    return nil, fmt("ETIMEDOUT: %s: parsing ran past %d s and was stopped", what, L.timeout), "ETIMEDOUT"
+  end
+  if r.exit_code ~= 0 then
+    local c = CODES[r.exit_code]
+    local said = r.stderr:match("^%u+: ([^\n]*)") or r.stderr:match("[^\n]+")
+    if c then return nil, fmt("%s: %s: %s", c, what, said or "the helper failed"), c end
+    -- killed (a signal, the memory cap) or crashed: what a hostile file may do
+    return nil, fmt("EINVAL: %s: the document helper %s while parsing it (the file is malformed or exceeds the " ..
+      "parser's limits: %d MiB of memory, %d s of CPU)", what,
+      r.signal and fmt("was killed by %s", tostring(r.signal)) or fmt("exited %d", r.exit_code),
+      math.floor(L.memory / 1048576), L.cpu_seconds), "EINVAL"
+  end
+  if r.truncated or #r.stdout > L.max_output then
+    return nil, fmt("EFBIG: %s: what it holds is over %d bytes", what, L.max_output), "EFBIG"
+  end
+  return r.stdout
+end
+
+--- json(args, bytes, what): the helper's JSON result as a table.
+function M.json(args, bytes, what)
+  local out, msg, code = M.run(args, bytes, what)
+  if not out then return nil, msg, code end
+  local t = json.decode(out)
+  if type(t) ~= "table" then return nil, fmt("EIO: %s: the document helper's answer is not JSON", what), "EIO" end
+  return t
+end
+
+return M
