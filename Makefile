@@ -102,7 +102,7 @@ all: $(STATIC_LIB)
 # separate program, which the Lua layer runs confined (sandbox.docparse);
 # it goes beside core.so, where the Lua layer looks for it. Without its
 # libraries the module still builds, and read_document says what is missing.
-DOC_PKGS := poppler-glib libzip expat cairo
+DOC_PKGS := poppler-glib libzip expat cairo gdk-pixbuf-2.0
 DOC_SRC := $(wildcard csrc/doc/*.c) csrc/base/utf8.c
 DOCPARSE := $(BUILD)/sandbox/sandbox-docparse
 DOC_HAVE := $(shell pkg-config --exists $(DOC_PKGS) 2>/dev/null && echo yes)
@@ -112,7 +112,7 @@ $(DOCPARSE): $(DOC_SRC) $(wildcard csrc/doc/*.h)
 	$(CC) $(CFLAGS_BASE) -Icsrc $$(pkg-config --cflags $(DOC_PKGS)) -o $@ $(DOC_SRC) $$(pkg-config --libs $(DOC_PKGS))
 .PHONY: docparse-missing
 docparse-missing:
-	@echo "note: the document helper is not built (PDF and Office files unread): apt-get install libpoppler-glib-dev libzip-dev libexpat1-dev"
+	@echo "note: the document helper is not built (PDF and Office files unread): apt-get install libpoppler-glib-dev libzip-dev libexpat1-dev libgdk-pixbuf-2.0-dev"
 all: $(DOC_WANT)
 
 # Hosts linking it: the embed example and the two-threads test.

@@ -49,7 +49,7 @@ local CLASSES = {
 local METHODS = {
   { "read_file", "path: string", "string?, string?, string?", "The file's content, or nil, msg, code." },
   { "write_file", "path: string, content: string, opts?: {overwrite?: boolean, parents?: boolean}", "true?, string?, string?", "Write atomically; never through a final link." },
-  { "read_document", "path: string, opts?: {max_image_bytes?: integer, max_pixels?: integer, pages?: string|integer, page_image?: integer, max_rows?: integer}", "table[]?, string?, string?", "The file's parts by its content: an image, PDF pages, Word paragraphs and tables, slides, sheets, notebook cells, or text." },
+  { "read_document", "path: string, opts?: {max_image_bytes?: integer, max_pixels?: integer, max_side?: integer, pages?: string|integer, page_image?: integer, max_rows?: integer}", "table[]?, string?, string?", "The file's parts by its content: an image, PDF pages, Word paragraphs and tables, slides, sheets, notebook cells, or text." },
   { "generate_from_template", "path: string, opts: {template?: string, template_file?: string, variables?: table<string, string|number|boolean>, overwrite?: boolean}", "true?, string?, string?", "Render {{name}} tags in memory and write the result through write_file." },
   { "readdir", "path: string", "{name: string, type: string, is_directory: boolean, size: integer}[]?, string?, string?", "Entries sorted by name." },
   { "exists", "path: string", "boolean?, string?, string?", "Whether path exists (false for denied paths)." },

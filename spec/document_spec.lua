@@ -25,6 +25,7 @@ local ok, out = sh.run(("%s spec/support/images.py %s"):format(PY, sh.quote(dir)
 assert(ok, "Pillow (python3-pil) could not make the test images: " .. tostring(out))
 local MADE = assert(json.decode(out))
 assert(sh.run(("%s spec/support/images.py bomb %s 10000"):format(PY, sh.quote(dir .. "/bomb.png"))))
+assert(sh.run(("%s spec/support/images.py big %s"):format(PY, sh.quote(dir))))
 for _, nb in ipairs { { "nb.ipynb", "" }, { "nb-bomb.ipynb", " " .. sh.quote(dir .. "/bomb.png") } } do
   local okn, why = sh.run(("%s spec/support/images.py notebook %s %s%s"):format(PY, sh.quote(dir .. "/" .. nb[1]),
     sh.quote(dir .. "/3x2.png"), nb[2]))
@@ -86,6 +87,10 @@ for _, be in ipairs(backends.list) do
       ["nb-bomb.ipynb"] = read(dir .. "/nb-bomb.ipynb"),
       ["old.ipynb"] = '{"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "cells": []}',
       ["not.ipynb"] = '{"cells": 3}',
+      ["big.png"] = read(dir .. "/big.png"),
+      ["big.jpg"] = read(dir .. "/big.jpg"),
+      ["big.webp"] = read(dir .. "/big.webp"),
+      ["big.gif"] = read(dir .. "/big.gif"),
     }
     local new = backends.fresh(be, files, after_each)
 
@@ -112,6 +117,31 @@ for _, be in ipairs(backends.list) do
       assert.equal("EFBIG", select(3, sb:read_document("pic.png", { max_pixels = 640 * 480 - 1 })))
       assert.equal("EINVAL", select(3, sb:read_document("pic.png", { max_bytes = 1 })))
       assert.equal("EINVAL", select(3, sb:read_document("pic.png", { max_pixels = 1.5 })))
+    end)
+
+    it("scales an image down to max_side in the document helper: a JPEG stays one, the others become PNG", function()
+      local sb = new()
+      for _, c in ipairs {
+        { "big.png", "image/png", 1568, 1176, 4000, 3000 }, { "big.jpg", "image/jpeg", 1568, 1176, 4000, 3000 },
+        { "big.webp", "image/png", 1176, 1568, 3000, 4000 }, { "big.gif", "image/png", 1568, 78, 2000, 100 },
+      } do
+        local img = assert(sb:read_document(c[1], { max_side = 1568 }))[1]
+        assert.same({ c[2], c[3], c[4], c[5], c[6] },
+          { img.mime_type, img.width, img.height, img.scaled_from.width, img.scaled_from.height }, c[1])
+        local info = document.image_info(img.data)
+        assert.same({ c[2], c[3], c[4] }, { info.mime_type, info.width, info.height }, c[1] .. ": its bytes")
+      end
+      -- within max_side, or without it: the file's own bytes
+      local same = assert(sb:read_document("pic.png", { max_side = 1568 }))[1]
+      assert.same({ files["pic.png"], nil }, { same.data, same.scaled_from })
+      assert.equal(files["big.png"], assert(sb:read_document("big.png"))[1].data)
+      -- over max_image_bytes without max_side: the error says what would help
+      local _, msg = sb:read_document("big.jpg", { max_image_bytes = 1000 })
+      assert.matches("max_image_bytes is 1000 %(max_side scales it down%)", msg)
+      -- a decompression bomb is refused by its header, max_side or not: nothing decodes it
+      local r, why, code = sb:read_document("bomb.png", { max_side = 100 })
+      assert.same({ nil, "EFBIG" }, { r, code })
+      assert.matches("nothing that large is decoded", why)
     end)
 
     it("reads through the read rules and caps first", function()
@@ -187,6 +217,10 @@ for _, be in ipairs(backends.list) do
       r = t.read_file.execute { path = "bomb.png" }
       assert.is_true(r.is_error)
       assert.matches("cannot be shown: .*100%.0 megapixels", r.content)
+      r = t.read_file.execute { path = "big.webp" }
+      assert.is_false(r.is_error, r.content)
+      assert.matches("^big%.webp: a 1176×1568 PNG image %(%d+ bytes%) %(scaled down from 3000×4000%), attached%.$", r.content)
+      assert.equal("image/png", r.images[1].mime_type)
       r = t.read_file.execute { path = "data.bin" }
       assert.is_true(r.is_error)
       assert.matches("binary file %(4 bytes%) of a kind read_file does not show", r.content)

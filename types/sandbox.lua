@@ -158,7 +158,7 @@ function Sandbox:write_file(path, content, opts) end
 
 ---The file's parts by its content: an image, PDF pages, Word paragraphs and tables, slides, sheets, notebook cells, or text.
 ---@param path string
----@param opts? {max_image_bytes?: integer, max_pixels?: integer, pages?: string|integer, page_image?: integer, max_rows?: integer}
+---@param opts? {max_image_bytes?: integer, max_pixels?: integer, max_side?: integer, pages?: string|integer, page_image?: integer, max_rows?: integer}
 ---@return table[]?, string?, string?
 function Sandbox:read_document(path, opts) end
 

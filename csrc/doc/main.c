@@ -8,6 +8,7 @@
  *   sandbox-docparse [--memory=B] [--cpu=S] [--max-input=B] [--max-output=B]
  *                    [--max-inflated=B] KIND [ARGS]
  *   KIND: pdf FIRST LAST | pdf-page PAGE MAX_SIDE | docx | pptx | xlsx MAX_ROWS
+ *         | image MIME MAX_SIDE
  *
  * Exit 0 with the result on stdout, or DOC_E* (out.h) with "CODE: message"
  * on stderr. */
@@ -19,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "doc/image.h"
 #include "doc/office.h"
 #include "doc/pdf.h"
 
@@ -99,8 +101,15 @@ int main(int argc, char **argv) {
   }
   const char *kind = i < argc ? argv[i] : "";
   size_t a = 0, b = 0;
+  const char *mime = NULL;
+  if (strcmp(kind, "image") == 0 && argc - i == 3) { /* image MIME MAX_SIDE: the MIME type is no number */
+    mime = argv[i + 1];
+    if (strncmp(mime, "image/", 6) != 0 || !number(argv[i + 2], &b))
+      return doc_fail(DOC_EINVAL, "EINVAL: usage: sandbox-docparse image image/TYPE MAX_SIDE < file");
+    argc = i + 1; /* the rest as for a kind without arguments */
+  }
   bool two = strcmp(kind, "pdf") == 0 || strcmp(kind, "pdf-page") == 0, one = strcmp(kind, "xlsx") == 0;
-  bool none = strcmp(kind, "docx") == 0 || strcmp(kind, "pptx") == 0;
+  bool none = strcmp(kind, "docx") == 0 || strcmp(kind, "pptx") == 0 || mime;
   if (!(two || one || none) ||
       argc - i - 1 !=
           (two       ? 2
@@ -119,6 +128,7 @@ int main(int argc, char **argv) {
   if (!rc) {
     if (strcmp(kind, "pdf") == 0) rc = doc_pdf_text(in.p ? in.p : "", in.n, a ? a : 1, b, &out);
     else if (strcmp(kind, "pdf-page") == 0) rc = doc_pdf_page_png(in.p ? in.p : "", in.n, a, b, &out);
+    else if (mime) rc = doc_image_scale(in.p ? in.p : "", in.n, mime, b, &out);
     else rc = office(kind, &in, lim.max_inflated, a, &out);
   }
   if (!rc) rc = write_all(out.p ? out.p : "", out.n);

@@ -20,7 +20,7 @@ M.LIMITS = { memory = 512 * 1024 * 1024, cpu_seconds = 20, timeout = 30, max_out
 local CODES = { [2] = "EINVAL", [3] = "EFBIG", [4] = "ENOMEM", [5] = "EIO" }
 
 local NOT_BUILT = "the document helper (sandbox-docparse) is not built next to sandbox/core.so: run make " ..
-  "(it needs libpoppler-glib-dev, libzip-dev and libexpat1-dev), or set SANDBOX_DOCPARSE to its path"
+  "(it needs libpoppler-glib-dev, libzip-dev, libexpat1-dev and libgdk-pixbuf-2.0-dev), or set SANDBOX_DOCPARSE to its path"
 
 --- The helper's path: M.helper (set by a host or a test), else
 --- $SANDBOX_DOCPARSE, else next to the loaded sandbox/core.so; nil, why

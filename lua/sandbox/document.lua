@@ -88,9 +88,12 @@ function M.is_binary(s)
 end
 
 -- read_document's options: positive integers, but pages ("3-5", "4", 4).
-local KNOWN = { max_image_bytes = true, max_pixels = true, pages = true, page_image = true, max_rows = true }
+local KNOWN = { max_image_bytes = true, max_pixels = true, max_side = true, pages = true, page_image = true,
+                max_rows = true }
 
--- An image part of data, or nil, msg, code over a cap (nil alone: no image).
+-- An image part of data, or nil, msg, code over a cap (nil alone: no
+-- image). With max_side, an image whose longer side is over it is scaled
+-- down in the document helper (decoded there, never here) and re-encoded.
 local function image(path, data, opts)
   local img = M.image_info(data)
   if not img then return nil end
@@ -98,12 +101,20 @@ local function image(path, data, opts)
   local max_pixels = opts.max_pixels or M.DEFAULTS.max_pixels
   local max_bytes = opts.max_image_bytes or M.DEFAULTS.max_image_bytes
   if pixels > max_pixels then
-    return nil, fmt("EFBIG: %s is a %d×%d %s image (%.1f megapixels); max_pixels is %d (it is not downscaled here)",
-      path, img.width, img.height, img.format, pixels / 1e6, max_pixels), "EFBIG"
+    return nil, fmt("EFBIG: %s is a %d×%d %s image (%.1f megapixels); max_pixels is %d (nothing that large is decoded, " ..
+      "not even to scale it down)", path, img.width, img.height, img.format, pixels / 1e6, max_pixels), "EFBIG"
+  end
+  if opts.max_side and math.max(img.width, img.height) > opts.max_side then
+    local small, why, code = docparse.run({ "image", img.mime_type, tostring(opts.max_side) }, data, path)
+    if not small then return nil, why, code end
+    local scaled = M.image_info(small)
+    if not scaled then return nil, fmt("EIO: %s: the scaled image is not one", path), "EIO" end
+    scaled.scaled_from = { width = img.width, height = img.height }
+    img, data = scaled, small
   end
   if #data > max_bytes then
-    return nil, fmt("EFBIG: %s is a %s image of %d bytes; max_image_bytes is %d", path, img.format, #data, max_bytes),
-      "EFBIG"
+    return nil, fmt("EFBIG: %s is a %s image of %d bytes; max_image_bytes is %d%s", path, img.format, #data, max_bytes,
+      opts.max_side and "" or " (max_side scales it down)"), "EFBIG"
   end
   img.type, img.data = "image", data
   return img
@@ -196,7 +207,8 @@ end
 -- with page_image one page as an image part.
 local function pdf(path, data, opts)
   if opts.page_image then
-    local side = math.min(M.DEFAULTS.page_image_side, math.floor(math.sqrt(opts.max_pixels or M.DEFAULTS.max_pixels)))
+    local side = math.min(opts.max_side or M.DEFAULTS.page_image_side,
+      math.floor(math.sqrt(opts.max_pixels or M.DEFAULTS.max_pixels)))
     local png, why, code = docparse.run({ "pdf-page", tostring(opts.page_image), tostring(side) }, data, path)
     if not png then return nil, why, code end
     local img
@@ -269,9 +281,10 @@ function M.parts(path, data, opts)
   return { { type = "text", text = data } }
 end
 
---- sb:read_document(path [, {max_image_bytes =, max_pixels =, pages =,
---- page_image =, max_rows =}]): the file's parts: {{type = "image",
---- mime_type =, width =, height =, data =}}, PDF {type = "page", page =,
+--- sb:read_document(path [, {max_image_bytes =, max_pixels =, max_side =,
+--- pages =, page_image =, max_rows =}]): the file's parts: {{type =
+--- "image", mime_type =, width =, height =, data =}} (scaled_from = {width,
+--- height} when max_side scaled it down), PDF {type = "page", page =,
 --- pages =, text =} (page_image = n: that page as an image part), .docx
 --- paragraphs and tables, .pptx slides, .xlsx sheets, notebook cells, or
 --- {{type = "text", text =}}; nil, msg, code otherwise (EFBIG over a cap,

@@ -7,6 +7,7 @@
 # nbformat (Debian's python3-nbformat, validated against its schema): a
 # markdown cell, a stream and a result, PNG's image, an error, HTML only
 # (and, with BOMB, that PNG as a second image output).
+# `images.py big DIR` writes images over read_file's 1568-pixel side.
 import base64, json, os, struct, sys, zlib
 
 def notebook(path, png, bomb=None):
@@ -62,8 +63,19 @@ def made(out):
     cases.append({"file": "alpha.webp", "format": "WEBP", "width": 33, "height": 44})
     print(json.dumps(cases))
 
+def big(out):
+    """Images over read_file's 1568-pixel side, one per format."""
+    from PIL import Image
+    Image.new("RGB", (4000, 3000), (200, 10, 10)).save(f"{out}/big.png")
+    Image.new("RGB", (4000, 3000), (10, 200, 10)).save(f"{out}/big.jpg", quality=90)
+    Image.new("RGB", (3000, 4000), (10, 10, 200)).save(f"{out}/big.webp")
+    Image.new("P", (2000, 100)).save(f"{out}/big.gif")
+
+
 if sys.argv[1] == "bomb":
     bomb(sys.argv[2], int(sys.argv[3]))
+elif sys.argv[1] == "big":
+    big(sys.argv[2])
 elif sys.argv[1] == "notebook":
     notebook(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
 else:

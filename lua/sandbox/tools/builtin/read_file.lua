@@ -7,6 +7,11 @@ local docs = require "sandbox.tools.documents"
 local base64 = require("sandbox.base64").encode
 local fmt = string.format
 
+-- Images a model is shown: at most this long a side (Anthropic's guidance;
+-- larger ones are scaled down by the provider anyway, after costing the
+-- bytes), scaled down here in the document helper.
+local MAX_SIDE = 1568
+
 return {
   description = "Read a text file and return it with line numbers (like `cat -n`). " .. C.PATHS ..
     " For long files use offset (first line, 1-based) and limit (number of lines); at most 2000 lines are " ..
@@ -38,7 +43,7 @@ return {
       return nil, fmt("%s is a binary file (%d bytes) of a kind read_file does not show (it shows text, images, " ..
         "PDF, .docx, .pptx, .xlsx and notebooks).", a.path, #data)
     end
-    local parts, why, err = D.parts(a.path, data, { pages = a.pages, page_image = a.page_image })
+    local parts, why, err = D.parts(a.path, data, { pages = a.pages, page_image = a.page_image, max_side = MAX_SIDE })
     if not parts then
       return nil, fmt("%s cannot be shown: %s%s", a.path, (why:gsub("^%u+: ", ""):gsub("%.$", "")),
         err == "EFBIG" and "." or ". If the file is damaged, try another copy; if it is text, read it with grep.")
@@ -47,8 +52,9 @@ return {
     local img = parts[1].type == "image" and parts[1]
     if img then
       local what = img.page and fmt("page %d of a PDF, as", img.page) or "a"
-      return { content = fmt("%s: %s %d×%d %s image (%d bytes), attached.", a.path, what, img.width, img.height,
-        img.format, #img.data), images = { { mime_type = img.mime_type, data = base64(img.data) } } }
+      local from = img.scaled_from and fmt(" (scaled down from %d×%d)", img.scaled_from.width, img.scaled_from.height) or ""
+      return { content = fmt("%s: %s %d×%d %s image (%d bytes)%s, attached.", a.path, what, img.width, img.height,
+        img.format, #img.data, from), images = { { mime_type = img.mime_type, data = base64(img.data) } } }
     end
     return docs.text(a.path, kind, parts, a.offset, a.limit)
   end,
