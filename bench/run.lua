@@ -59,6 +59,16 @@ job(("%s/w3_c spawn %d %d"):format(B, HEAP_SPAWNS, HEAP_MB))
 job(("lua5.4 bench/exec_ops.lua spawn %d %d unconfined"):format(HEAP_SPAWNS, HEAP_MB))
 if CONFINED then job(("lua5.4 bench/exec_ops.lua spawn %d %d"):format(HEAP_SPAWNS, HEAP_MB)) end
 if HAVE_NODE then job(("node bench/baseline/spawn.js %d %d"):format(HEAP_SPAWNS // 3, HEAP_MB)) end
+-- documents: the confined helper per read against the helper started bare
+-- and pdftotext (the files: spec/support/office.py's, written once here)
+local DOCS = dir("docs")
+local HAVE_DOCS = CONFINED and require("sandbox.docparse").path() ~= nil
+  and os.execute(("mkdir -p %s && /usr/bin/python3 spec/support/office.py %s 2>/dev/null"):format(DOCS, DOCS)) == true
+if HAVE_DOCS then
+  for _, m in ipairs { "read-document", "helper", "pdftotext" } do
+    job(("lua5.4 bench/document_ops.lua %s 20 %s"):format(m, DOCS))
+  end
+end
 job(("%s/w3_c pipe %d"):format(B, PIPE_BYTES))
 job(("lua5.4 bench/exec_ops.lua pipe %d"):format(PIPE_BYTES))
 
@@ -179,6 +189,12 @@ row("exec, 1 GiB host heap", "C posix_spawn", "c-posix-spawn-heap", "c-posix-spa
 row("exec, 1 GiB host heap", "Node spawnSync", "node-spawnsync-heap", "node-spawnsync", "spawn", nil, "time", nil,
     "baseline, for reference (libuv forks)")
 row("stdout through a pipe", "throughput", "lua-sandbox-exec", "c-read-loop", "pipe", nil, "speed", 0.9)
+for _, ph in ipairs { "pdf", "docx" } do
+  row("read_document (confined helper)", ph, "lua-sandbox-read-document", "helper", ph, nil, "time", nil,
+    "the helper started bare: what the confinement adds")
+end
+row("read_document (confined helper)", "pdf", "lua-sandbox-read-document", "pdftotext", "pdf", nil, "time", nil,
+  "Poppler's pdftotext")
 
 -- ---- output ----------------------------------------------------------------------
 local function fmt_rate(v, phase_kind)
