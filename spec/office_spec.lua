@@ -1,6 +1,6 @@
 -- PDF and Office documents through the sandbox (SPEC §20): files made by
--- real writers (python-docx, openpyxl, XlsxWriter, pycairo's PDF surface,
--- pptxgenjs), read on every backend by read_document and the read_file
+-- real writers (LibreOffice, python-docx, openpyxl, XlsxWriter, pycairo's
+-- PDF surface, pptxgenjs), read on every backend by read_document and the read_file
 -- tool, the text each holds read back as its writer put it. They are parsed
 -- only in the document helper, which runs confined; hostile files (a zip
 -- bomb, an endless chain of PDF objects, a package cut short, a parser over
@@ -22,6 +22,11 @@ assert(made, "the document writers (python3-docx, -openpyxl, -xlsxwriter, -cairo
 made, why = sh.run(("NODE_PATH=%s/node_modules node spec/support/make_pptx.cjs %s"):format(sh.quote(NPM),
   sh.quote(dir .. "/deck.pptx")))
 assert(made, "pptxgenjs (scripts/npm-deps.sh) could not write the deck: " .. tostring(why))
+-- LibreOffice's, made once and kept in the build tree (it takes seconds to start)
+local LO = sh.build:gsub("/build[^/]*$", "/build/libreoffice")
+made, why = sh.run("bash spec/support/libreoffice.sh " .. sh.quote(LO))
+assert(made, "LibreOffice (scripts/deps.sh installs libreoffice-*-nogui) could not write the files: " .. tostring(why))
+local LO_DIR = why:match("[^\n]+")
 
 local function read(path)
   local f = assert(io.open(path, "rb"))
@@ -51,6 +56,23 @@ local SHARED = {
     rows = { { row = 1, cells = { "alpha", "beta" } }, { row = 2, cells = { "alpha", "", "3.5" } },
              { row = 3, cells = { "FALSE", "7" } } } }, -- a formula: its cached value
 }
+-- LibreOffice's, from the flat ODF and CSV sources in spec/support/libreoffice.sh
+-- (its deck's frames are text boxes, not title placeholders: no title)
+local LO_NOTES = {
+  { type = "paragraph", text = "Design notes", style = "Heading1" },
+  { type = "paragraph", text = "LibreOffice wrote this, ünïcode included.", style = "Normal" },
+  { type = "table", rows = { { "key", "value" }, { "a", "1" } } },
+  { type = "paragraph", text = "The end.", style = "Normal" },
+}
+local LO_TALK = {
+  { type = "slide", index = 1, title = "", text = "Launch plan\nShip it\nThen rest", notes = "Speak slowly." },
+  { type = "slide", index = 2, title = "", text = "Questions", notes = "" },
+}
+local LO_COUNTS = {
+  { type = "sheet", index = 1, name = "counts", truncated = false,
+    rows = { { row = 1, cells = { "name", "count" } }, { row = 2, cells = { "alpha", "3" } },
+             { row = 3, cells = { "beta", "4.5" } } } },
+}
 local function page(n, text) return { type = "page", page = n, pages = 3, text = text } end
 
 for _, be in ipairs(backends.list) do
@@ -59,6 +81,7 @@ for _, be in ipairs(backends.list) do
     for _, f in ipairs { "report.docx", "deck.pptx", "inline.xlsx", "shared.xlsx", "long.xlsx", "paper.pdf" } do
       files[f] = read(dir .. "/" .. f)
     end
+    for _, f in ipairs { "notes.docx", "talk.pptx", "counts.xlsx" } do files["lo-" .. f] = read(LO_DIR .. "/" .. f) end
     files["notes.txt"] = "a text file that mentions %PDF-1.7 is text\n"
     local new = backends.fresh(be, files, after_each)
 
@@ -68,6 +91,9 @@ for _, be in ipairs(backends.list) do
       assert.same(DECK, assert(sb:read_document("deck.pptx")))
       assert.same(INLINE, assert(sb:read_document("inline.xlsx")))
       assert.same(SHARED, assert(sb:read_document("shared.xlsx")))
+      assert.same(LO_NOTES, assert(sb:read_document("lo-notes.docx")))
+      assert.same(LO_TALK, assert(sb:read_document("lo-talk.pptx")))
+      assert.same(LO_COUNTS, assert(sb:read_document("lo-counts.xlsx")))
       assert.same({ { type = "text", text = files["notes.txt"] } }, assert(sb:read_document("notes.txt")))
     end)
 

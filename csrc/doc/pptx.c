@@ -3,12 +3,13 @@
 #include "doc/office.h"
 
 /* One slide's (or notes page's) text: shapes whose placeholder is a title
- * go to the title, the others to the text; a notes page keeps only its
- * body placeholder (not the slide image or the page number). */
+ * go to the title, the others to the text; the slide number, date, header
+ * and footer are the master's, left out (on a notes page too, with the
+ * slide's own title, which a notes page repeats in its image). */
 typedef struct {
   XML_Parser p;
   doc_buf title, text, shape;
-  bool notes, in_text, shape_title, shape_body, shape_chrome;
+  bool notes, in_text, shape_title, shape_chrome;
   int shapes; /* depth of shapes (p:sp) and frames (p:graphicFrame: tables) */
   int rc;
 } slide_state;
@@ -35,13 +36,13 @@ static void on_start(void *u, const char *name, const char **attrs) {
   slide_state *st = u;
   const char *l = doc_xml_local(name);
   if (shape(l)) {
-    if (st->shapes++ == 0) doc_buf_clear(&st->shape), st->shape_title = st->shape_body = st->shape_chrome = false;
+    if (st->shapes++ == 0) doc_buf_clear(&st->shape), st->shape_title = st->shape_chrome = false;
   } else if (strcmp(l, "ph") == 0 && st->shapes) {
     const char *type = doc_xml_attr(attrs, "type");
     if (type && (strcmp(type, "title") == 0 || strcmp(type, "ctrTitle") == 0)) st->shape_title = true;
-    if (!type || strcmp(type, "body") == 0) st->shape_body = true; /* a placeholder without a type is a body */
-    /* the slide number, date and footer: the master's, not the slide's text */
-    if (type && (strcmp(type, "sldNum") == 0 || strcmp(type, "dt") == 0 || strcmp(type, "ftr") == 0))
+    if (type &&
+        (strcmp(type, "sldNum") == 0 || strcmp(type, "dt") == 0 || strcmp(type, "ftr") == 0 ||
+         strcmp(type, "hdr") == 0 || strcmp(type, "sldImg") == 0))
       st->shape_chrome = true;
   } else if (strcmp(l, "t") == 0) st->in_text = true;
   else if (strcmp(l, "br") == 0) add(st, target(st), "\n", 1);
@@ -54,7 +55,7 @@ static void on_end(void *u, const char *name) {
   else if (strcmp(l, "p") == 0) line(st, target(st));
   else if (shape(l) && st->shapes && --st->shapes == 0) {
     while (st->shape.n && st->shape.p[st->shape.n - 1] == '\n') st->shape.p[--st->shape.n] = 0;
-    if (!st->shape.n || st->shape_chrome || (st->notes && !st->shape_body)) return;
+    if (!st->shape.n || st->shape_chrome || (st->notes && st->shape_title)) return;
     doc_buf *to = st->shape_title && !st->notes ? &st->title : &st->text;
     line(st, to);
     add(st, to, st->shape.p, st->shape.n);
