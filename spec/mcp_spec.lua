@@ -76,6 +76,10 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     local f = assert(io.open(dir .. "/dot.png", "wb"))
     f:write(DOT_PNG)
     f:close()
+    -- a one-page PDF by cairo (python3-cairo), read by page and as an image
+    assert(sh.run(("/usr/bin/python3 -c %s %s"):format(sh.quote("import cairo, sys\n" ..
+      "s = cairo.PDFSurface(sys.argv[1], 200, 100); c = cairo.Context(s); c.move_to(10, 50)\n" ..
+      "c.show_text('From the PDF'); c.show_page(); s.finish()"), sh.quote(dir .. "/paper.pdf"))))
     local r = sdk("tools", dir, "--dir " .. sh.quote(dir) .. " --allow-shell")
     assert.equal("agent-sandbox", r.server.name)
     assert.is_table(r.capabilities.tools)
@@ -107,6 +111,10 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
     assert.same({ { type = "text" }, { type = "image", mimeType = "image/png", data = require("sandbox.base64").encode(DOT_PNG) } },
       r.image)
     assert.matches("1\tv=7", c.generated.text)
+    -- a PDF: its page's text, and the page as image content
+    assert.matches("%-%-%- page 1 of 1\n%s+%d+\tFrom the PDF", c.pdf.text)
+    assert.same({ "text", "image", "image/png" }, { r.page_image[1].type, r.page_image[2].type, r.page_image[2].mimeType })
+    assert.matches("page 1 of a PDF, as 400×200 PNG image", r.page_image[1].text)
     assert.equal("42\n", sh.read_file(dir .. "/answer.txt"))
     assert.is_nil(sh.read_file(dir .. "/made/hello.txt"), "delete_file removed the directory")
     -- refusals are tool results the model can read, not protocol errors

@@ -67,6 +67,9 @@ scenarios.tools = async () => {
   c.generated = await call("read_file", { path: "made/gen.txt" });
   const img = await client.callTool({ name: "read_file", arguments: { path: "dot.png" } });
   report.image = img.content.map((x) => (x.type === "text" ? { type: x.type } : { type: x.type, mimeType: x.mimeType, data: x.data }));
+  c.pdf = await call("read_file", { path: "paper.pdf", pages: "1" });
+  const page = await client.callTool({ name: "read_file", arguments: { path: "paper.pdf", page_image: 1 } });
+  report.page_image = page.content.map((x) => (x.type === "text" ? { type: x.type, text: x.text } : { type: x.type, mimeType: x.mimeType }));
   c.run_command = await call("run_command", { command: ["cat", "made/hello.txt"] });
   c.run_shell = await call("run_shell", { script: "echo $((6*7)) > answer.txt; cat answer.txt" });
   c.background = await call("run_command", { command: ["sh", "-c", "echo started; sleep 0.2; echo done"], background: true });
