@@ -203,8 +203,6 @@ void sb_tlsca_free(sb_tlsca *ca) {
   free(ca);
 }
 
-const char *sb_tlsca_pem(const sb_tlsca *ca) { return ca->pem; }
-
 static bool write_all(int fd, const char *p, size_t n) {
   while (n) {
     ssize_t w = write(fd, p, n);

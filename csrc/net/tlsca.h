@@ -23,8 +23,6 @@ typedef struct ssl_st SSL;
  * NULL with `why`. */
 sb_tlsca *sb_tlsca_new(const char *upstream_ca, const sb_hostrule *hosts, size_t nhosts, char *why, size_t whylen);
 void sb_tlsca_free(sb_tlsca *ca);
-/* The authority's certificate, PEM (owned by ca). */
-const char *sb_tlsca_pem(const sb_tlsca *ca);
 /* Write the bundle commands trust: the host's default bundle, then ours.
  * 0 or an errno. */
 int sb_tlsca_write_bundle(const sb_tlsca *ca, const char *path);
