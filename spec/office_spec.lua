@@ -247,6 +247,36 @@ describe("the document helper", function()
     assert.is_nil(io.open(fake .. "/left-behind"), "the helper wrote in its own directory")
   end)
 
+  it("holds no pump turn while a slow document is parsed (read_file dispatched with on_done)", function()
+    local fake = backends.tmpdir("slow-helper")
+    local f = assert(io.open(fake .. "/sandbox-docparse", "wb"))
+    f:write("#!/bin/sh\ncat > /dev/null\nsleep 1\nprintf '{\"pages\":1,\"parts\":[{\"type\":\"page\",\"page\":1,\"text\":\"late\"}]}'\n")
+    f:close()
+    assert(sh.run("chmod 755 " .. sh.quote(fake .. "/sandbox-docparse")))
+    docparse.helper = fake .. "/sandbox-docparse"
+    local clock = require("sandbox.core").clock
+    local got, longest, t0 = nil, 0, clock()
+    local ok, err = pcall(function()
+      sandbox.tools.dispatch(sb:tools(), { name = "read_file", arguments = { path = "paper.pdf" } },
+        { on_done = function(r) got = r end })
+      assert.is_nil(got, "answered before dispatch returned")
+      while not got and clock() - t0 < 20 do
+        local a = clock()
+        sb:poll(0.01)
+        longest = math.max(longest, clock() - a)
+      end
+    end)
+    docparse.helper = nil
+    assert(ok, err)
+    print(("\n  read_file of a PDF whose parse takes 1 s: answered after %.2f s, the longest pump turn %.1f ms")
+      :format(clock() - t0, longest * 1000))
+    assert.is_false(got.is_error, got.content)
+    assert.matches("page 1 of 1\n%s+%d+\tlate", got.content)
+    assert.is_true(clock() - t0 >= 1)
+    assert.is_true(longest < 0.5, "a pump turn took " .. longest .. " s")
+    assert.same({}, procs.descendants(sh.pid()))
+  end)
+
   it("says how to get the helper when it is not there (ENOTSUP), reading nothing", function()
     docparse.helper = "/nonexistent/sandbox-docparse"
     local r, msg, code = sb:read_document("paper.pdf")

@@ -7,10 +7,14 @@
 -- crash, a zip bomb or an endless PDF is an error result here. Where the
 -- confinement cannot be set up the call fails closed with its reason.
 local json = require "sandbox.json"
+local forked = require "sandbox.forked"
 
 local M = {}
 
 local fmt = string.format
+local unpack = table.unpack or unpack -- luacheck: ignore 143
+
+local function pack(...) return { n = select("#", ...), ... } end
 
 -- What one parse may cost (the helper also sets the memory and CPU caps on
 -- itself before it reads a byte).
@@ -52,6 +56,35 @@ function M.path()
   return nil, NOT_BUILT
 end
 
+-- The helper's run in box: inside a tool call that a host's loop drives
+-- (forked.run's work), it starts without waiting and the call yields
+-- until it ends, the pump turns going on (SPEC §16: a hostile PDF's 30 s
+-- must not freeze an editor); elsewhere it blocks. The box is disposed.
+function M.exec(box, cmd, argv, bytes)
+  local got
+  local h, msg, code = box:exec(cmd, argv, { stdin = bytes, wait = false, on_exit = function(...) got = pack(...) end })
+  if not h then
+    box:dispose()
+    return nil, msg, code
+  end
+  local job = {
+    result = function()
+      if not got then box:poll() end
+      if not got then return false end
+      return true, true, unpack(got, 1, got.n)
+    end,
+    cancel = function() box:dispose() end,
+  }
+  local waited, ok, r, m, c = forked.wait(job)
+  if not waited then -- not in a driven call: wait here
+    while not got do box:poll(0.05) end
+    ok, r, m, c = true, got[1], got[2], got[3]
+  end
+  box:dispose()
+  if not ok then return nil, tostring(r), "EIO" end
+  return r, m, c
+end
+
 --- run(args, bytes, what): the helper's stdout for bytes (args: its KIND
 --- and arguments), or nil, msg, code. what names the file in messages.
 function M.run(args, bytes, what)
@@ -72,8 +105,7 @@ function M.run(args, bytes, what)
                  fmt("--max-inflated=%d", L.max_inflated) }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
   local r, msg
-  r, msg, code = box:exec("./" .. name, argv, { stdin = bytes })
-  box:dispose()
+  r, msg, code = M.exec(box, "./" .. name, argv, bytes)
   if not r then
     return nil, fmt("%s: %s cannot be read: the document helper could not be started confined (%s)", code or "EIO",
       what, msg), code or "EIO"

@@ -18,6 +18,9 @@ local function pack(...) return { n = select("#", ...), ... } end
 
 local JOB = {} -- what a yield for a call carries, so no other yield is taken for one
 
+-- The coroutines M.run drives: where M.wait may yield.
+local driven = setmetatable({}, { __mode = "k" })
+
 -- The sandbox behind a stand-in (or the value itself).
 local real = setmetatable({}, { __mode = "k" })
 function M.real(x) return real[x] or x end
@@ -66,11 +69,25 @@ end
 --- read and listing caps and run in the turn.
 function M.wanted(sb) return sb.kind == "remote" end
 
+--- wait(job): inside work M.run drives, yield until job is done and return
+--- its values (job:result() is false until then, else true, ok, values...;
+--- job:cancel() if the sandbox goes meanwhile): the pump turns go on. Else
+--- (not in such work) nothing: the caller waits its own way.
+function M.wait(job)
+  local co = coroutine.running()
+  if not (co and driven[co]) then return false end
+  local r = pack(coroutine.yield(JOB, job))
+  return true, unpack(r, 1, r.n)
+end
+
 --- Run fn(stand_in) until it returns; done(true, ...) with its values, or
 --- done(false, err) when it raised or the sandbox was disposed meanwhile.
 --- done is called from a pump turn or, when fn makes no call, at once.
-function M.run(sb, fn, done)
-  local co = coroutine.create(function() return fn(stand_in(sb)) end)
+--- local_calls: fn gets sb itself (its calls made in the turn); only its
+--- M.wait calls (a document helper's run) finish later.
+function M.run(sb, fn, done, local_calls)
+  local co = coroutine.create(function() return fn(local_calls and sb or stand_in(sb)) end)
+  driven[co] = true
   local function step(...)
     local r = pack(coroutine.resume(co, ...))
     if not r[1] then return done(false, r[2]) end

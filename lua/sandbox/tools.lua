@@ -229,17 +229,21 @@ local function make(ctx, def, name, approve)
     local clean, bad = checked(args)
     if not clean then return async.defer(sb, function() on_done(bad) end) end
     local function go()
-      if not def.start and forked.wanted(sb) then -- its calls in copies, the logic here
-        async.begin(sb)
-        return forked.run(sb, function(stand_in)
-          return def.run(setmetatable({ sb = stand_in }, { __index = ctx }), clean)
+      if not def.start then
+        -- a remote sandbox's calls in copies, the logic here; a local one's
+        -- in the turn; either way a document helper's run does not block
+        -- (it waits through forked.wait)
+        local in_copies, waiting, now = forked.wanted(sb), false, nil
+        forked.run(sb, function(s)
+          return def.run(in_copies and setmetatable({ sb = s }, { __index = ctx }) or ctx, clean)
         end, function(...)
           local r = result(...)
+          if not waiting then now = r return end -- done in this turn, as a call that never waits
           async.finish(sb, function() on_done(r) end)
-        end)
-      end
-      if not def.start then
-        return on_done(result(pcall(def.run, ctx, clean)))
+        end, not in_copies)
+        if now then return on_done(now) end
+        waiting = true
+        return async.begin(sb)
       end
       async.begin(sb)
       local called = false
