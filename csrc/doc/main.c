@@ -69,7 +69,7 @@ static int office(const char *kind, doc_buf *in, size_t max_inflated, size_t max
   int rc = doc_zip_open(&z, in->p ? in->p : "", in->n, max_inflated);
   if (rc) return rc;
   size_t count = 0;
-  if (!doc_buf_puts(out, "{\"parts\":[")) rc = DOC_EFBIG;
+  if (!doc_buf_puts(out, "{\"parts\":[")) rc = doc_fail(DOC_EFBIG, "EFBIG: the output cap is too small");
   else if (strcmp(kind, "docx") == 0) rc = doc_docx(&z, out, &count);
   else if (strcmp(kind, "pptx") == 0) rc = doc_pptx(&z, out, &count);
   else rc = doc_xlsx(&z, out, &count, max_rows);
