@@ -201,10 +201,14 @@ local function fmt_rate(v, phase_kind)
   if not v then return "-" end
   if phase_kind == "pipe" then return ("%.0f MB/s"):format(v / 1e6) end
   if phase_kind == "spawn" then return ("%.0f µs"):format(1e6 / v) end
+  if phase_kind == "slow" then return ("%.1f ms"):format(1e3 / v) end
   if v >= 1e6 then return ("%.2f M/s"):format(v / 1e6) end
   return ("%.1f k/s"):format(v / 1e3)
 end
-local function unit(r) return r.workload:match("^exec") and "spawn" or r.workload:match("pipe") and "pipe" or "ops" end
+local function unit(r)
+  return r.workload:match("^exec") and "spawn" or r.workload:match("pipe") and "pipe"
+    or r.workload:match("^read_document") and "slow" or "ops"
+end
 
 local lines = {}
 local function out(s) lines[#lines + 1] = s end
