@@ -61,9 +61,9 @@ module: $(MODULE)
 nvim:
 	@if ! pkg-config --exists luajit 2>/dev/null && [ ! -f /usr/include/luajit-2.1/lua.h ]; then \
 	  echo "make nvim: LuaJIT's headers are missing (apt-get install libluajit-5.1-dev)"; exit 1; fi
-	$(MAKE) LUA=luajit module $(if $(DOC_HAVE),build-luajit/sandbox/sandbox-docparse)
+	$(MAKE) LUA=luajit module $(if $(DOC_HAVE),build-luajit/sandbox/sandbox-docparse build-luajit/sandbox/sandbox-docrender)
 	cp build-luajit/sandbox/core.so lua/sandbox/.core.so.$$$$ && mv lua/sandbox/.core.so.$$$$ lua/sandbox/core.so
-	$(if $(DOC_HAVE),cp build-luajit/sandbox/sandbox-docparse lua/sandbox/.docparse.$$$$ && mv lua/sandbox/.docparse.$$$$ lua/sandbox/sandbox-docparse)
+	$(if $(DOC_HAVE),for h in docparse docrender; do cp build-luajit/sandbox/sandbox-$$h lua/sandbox/.$$h.$$$$ && mv lua/sandbox/.$$h.$$$$ lua/sandbox/sandbox-$$h; done)
 
 $(BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
@@ -98,21 +98,32 @@ $(STATIC_LIB): $(OBJ) $(STATIC_OBJ)
 static: $(STATIC_LIB)
 all: $(STATIC_LIB)
 
-# The document helper (csrc/doc/): PDF and Office files are parsed in this
-# separate program, which the Lua layer runs confined (sandbox.docparse);
-# it goes beside core.so, where the Lua layer looks for it. Without its
-# libraries the module still builds, and read_document says what is missing.
-DOC_PKGS := poppler-glib libzip expat cairo gdk-pixbuf-2.0
-DOC_SRC := $(wildcard csrc/doc/*.c) csrc/base/utf8.c
+# The document helpers (csrc/doc/): PDF, Office files and images are
+# parsed in these separate programs, which the Lua layer runs confined
+# (sandbox.docparse); they go beside core.so, where the Lua layer looks for
+# them. sandbox-docparse reads Office files (libzip, expat); sandbox-docrender
+# PDF and images (Poppler, cairo, gdk-pixbuf), whose libraries an Office
+# read need not load. Without their libraries the module still builds, and
+# read_document says what is missing.
+OFFICE_PKGS := libzip expat
+RENDER_PKGS := poppler-glib cairo gdk-pixbuf-2.0
+DOC_PKGS := $(OFFICE_PKGS) $(RENDER_PKGS)
+DOC_COMMON := csrc/doc/main.c csrc/doc/out.c csrc/base/utf8.c
+OFFICE_SRC := csrc/doc/office_kinds.c csrc/doc/zip.c csrc/doc/docx.c csrc/doc/pptx.c csrc/doc/xlsx.c
+RENDER_SRC := csrc/doc/render_kinds.c csrc/doc/pdf.c csrc/doc/image.c
 DOCPARSE := $(BUILD)/sandbox/sandbox-docparse
+DOCRENDER := $(BUILD)/sandbox/sandbox-docrender
 DOC_HAVE := $(shell pkg-config --exists $(DOC_PKGS) 2>/dev/null && echo yes)
-DOC_WANT := $(if $(DOC_HAVE),$(DOCPARSE),docparse-missing)
-$(DOCPARSE): $(DOC_SRC) $(wildcard csrc/doc/*.h)
+DOC_WANT := $(if $(DOC_HAVE),$(DOCPARSE) $(DOCRENDER),docparse-missing)
+$(DOCPARSE): $(DOC_COMMON) $(OFFICE_SRC) $(wildcard csrc/doc/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -Icsrc $$(pkg-config --cflags $(DOC_PKGS)) -o $@ $(DOC_SRC) $$(pkg-config --libs $(DOC_PKGS))
+	$(CC) $(CFLAGS_BASE) -Icsrc $$(pkg-config --cflags $(OFFICE_PKGS)) -o $@ $(filter %.c,$^) $$(pkg-config --libs $(OFFICE_PKGS))
+$(DOCRENDER): $(DOC_COMMON) $(RENDER_SRC) $(wildcard csrc/doc/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Icsrc $$(pkg-config --cflags $(RENDER_PKGS)) -o $@ $(filter %.c,$^) $$(pkg-config --libs $(RENDER_PKGS))
 .PHONY: docparse-missing
 docparse-missing:
-	@echo "note: the document helper is not built (PDF and Office files unread): apt-get install libpoppler-glib-dev libzip-dev libexpat1-dev libgdk-pixbuf-2.0-dev"
+	@echo "note: the document helpers are not built (PDF and Office files unread): apt-get install libpoppler-glib-dev libzip-dev libexpat1-dev libgdk-pixbuf-2.0-dev"
 all: $(DOC_WANT)
 
 # Hosts linking it: the embed example and the two-threads test.
@@ -223,12 +234,15 @@ $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -llua5.4 -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread -lm
-# the document helper's readers, with its libraries (not in libsandbox-fuzz.a)
-DOC_FUZZ := $(FUZZ_BUILD)/fuzz_ooxml $(FUZZ_BUILD)/fuzz_pdf
-$(DOC_FUZZ): $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(filter-out csrc/doc/main.c,$(DOC_SRC)) $(wildcard csrc/doc/*.h)
+# the document helpers' readers, with their libraries (not in libsandbox-fuzz.a)
+$(FUZZ_BUILD)/fuzz_ooxml: fuzz/fuzz_ooxml.c csrc/doc/out.c csrc/base/utf8.c $(filter-out csrc/doc/office_kinds.c,$(OFFICE_SRC)) $(wildcard csrc/doc/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $$(pkg-config --cflags $(DOC_PKGS)) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
-	  $$(pkg-config --libs $(DOC_PKGS)) -lz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $$(pkg-config --cflags $(OFFICE_PKGS)) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
+	  $$(pkg-config --libs $(OFFICE_PKGS)) -lz
+$(FUZZ_BUILD)/fuzz_pdf: fuzz/fuzz_pdf.c csrc/doc/out.c csrc/base/utf8.c csrc/doc/pdf.c $(wildcard csrc/doc/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $$(pkg-config --cflags $(RENDER_PKGS)) -fsanitize=fuzzer -o $@ $(filter %.c,$^) \
+	  $$(pkg-config --libs $(RENDER_PKGS))
 -include $(wildcard $(FUZZ_BUILD)/obj/*/*.d)
 fuzz-build: $(FUZZ_TARGETS)
 fuzz: fuzz-build
@@ -285,7 +299,7 @@ INST_BINDIR ?= $(PREFIX)/bin
 install: $(MODULE) $(DOC_WANT)
 	install -d $(DESTDIR)$(INST_LIBDIR)/sandbox
 	install -m 755 $(MODULE) $(DESTDIR)$(INST_LIBDIR)/sandbox/core.so
-	$(if $(DOC_HAVE),install -m 755 $(DOCPARSE) $(DESTDIR)$(INST_LIBDIR)/sandbox/sandbox-docparse)
+	$(if $(DOC_HAVE),install -m 755 $(DOCPARSE) $(DOCRENDER) $(DESTDIR)$(INST_LIBDIR)/sandbox/)
 	cd lua && find sandbox -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(INST_LUADIR)/{} \;
 	install -d $(DESTDIR)$(INST_BINDIR)
 	sed -e '1s|.*|#!/usr/bin/env $(LUA)|' \

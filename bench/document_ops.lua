@@ -2,7 +2,7 @@
 -- costs a read, side by side with the same helper started bare and with
 -- Poppler's own pdftotext.
 --   lua5.4 bench/document_ops.lua read-document <n> <dir>   sb:read_document (a confined helper per read)
---   lua5.4 bench/document_ops.lua helper <n> <dir>          sandbox-docparse started bare (os.execute)
+--   lua5.4 bench/document_ops.lua helper <n> <dir>          the helper started bare (os.execute)
 --   lua5.4 bench/document_ops.lua pdftotext <n> <dir>       pdftotext (poppler-utils) of the same PDF
 -- <dir> holds spec/support/office.py's files. Prints "RESULT <impl> <phase> <ops> <seconds> 1"
 -- for the phases pdf (paper.pdf, three pages) and docx (report.docx).
@@ -13,7 +13,7 @@ local docparse = require "sandbox.docparse"
 local clock = require("sandbox.core").clock
 
 local mode, n, dir = arg[1], tonumber(arg[2]), arg[3]
-local FILES = { pdf = { "paper.pdf", "pdf 1 0" }, docx = { "report.docx", "docx" } }
+local FILES = { pdf = { "paper.pdf", "pdf 1 0", "pdf" }, docx = { "report.docx", "docx", "docx" } }
 
 for phase, f in pairs(FILES) do
   local t
@@ -24,7 +24,7 @@ for phase, f in pairs(FILES) do
     t = clock() - t
     sb:dispose()
   elseif mode == "helper" then
-    local cmd = ("%s %s < %s/%s > /dev/null"):format(assert(docparse.path()), f[2], dir, f[1])
+    local cmd = ("%s %s < %s/%s > /dev/null"):format(assert(docparse.path(f[3])), f[2], dir, f[1])
     t = clock()
     for _ = 1, n do assert(os.execute(cmd)) end
     t = clock() - t

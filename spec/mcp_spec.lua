@@ -112,7 +112,7 @@ describe("agent-sandbox mcp, with the MCP SDK's client", function()
       r.image)
     assert.matches("1\tv=7", c.generated.text)
     -- a PDF: its page's text, and the page as image content
-    assert.matches("%-%-%- page 1 of 1\n%s+%d+\tFrom the PDF", c.pdf.text)
+    assert.matches("%-%-%- page 1 of 1\n%s+%d+\tFrom the PDF", r.pdf.text)
     assert.same({ "text", "image", "image/png" }, { r.page_image[1].type, r.page_image[2].type, r.page_image[2].mimeType })
     assert.matches("page 1 of a PDF, as 400×200 PNG image", r.page_image[1].text)
     assert.equal("42\n", sh.read_file(dir .. "/answer.txt"))

@@ -283,6 +283,6 @@ describe("the document helper", function()
     docparse.helper = nil
     assert.is_nil(r)
     assert.equal("ENOTSUP", code)
-    assert.matches("document helper %(sandbox%-docparse%) is not built", msg)
+    assert.matches("document helpers %(sandbox%-docparse, sandbox%-docrender%) are not built", msg)
   end)
 end)

@@ -67,7 +67,7 @@ print("TOOL", r.is_error, r.content)
 print("EMPTY", json.encode(sandbox.tools.to_openai(sb:tools { only = {} })))
 print("CODEC", json.codec())
 print("CORE", package.searchpath("sandbox.core", package.cpath))
-print("HELPER", require("sandbox.docparse").path())
+print("HELPER", require("sandbox.docparse").path("docx"), require("sandbox.docparse").path("pdf"))
 ]])
     f:close()
     local env = ("LUA_PATH='%s/share/lua/5.4/?.lua;%s/share/lua/5.4/?/init.lua' LUA_CPATH='%s/lib/lua/5.4/?.so'")
@@ -78,7 +78,8 @@ print("HELPER", require("sandbox.docparse").path())
     assert.matches("EMPTY\t%[%]", out)
     assert.matches("CODEC\tsandbox\n", out)
     assert.matches("CORE\t" .. tree:gsub("%p", "%%%0") .. "/lib/lua/5.4/sandbox/core.so", out)
-    assert.matches("HELPER\t" .. tree:gsub("%p", "%%%0") .. "/lib/lua/5.4/sandbox/sandbox%-docparse", out)
+    local lib = tree:gsub("%p", "%%%0") .. "/lib/lua/5.4/sandbox/"
+    assert.matches("HELPER\t" .. lib .. "sandbox%-docparse\t" .. lib .. "sandbox%-docrender", out)
     assert.matches("write_file\tsrc/util.lua\ttrue", out) -- the example's audit lines
     -- with Debian's lua-cjson on the path as well, it decodes
     local env2 = env:gsub("LUA_CPATH='([^']*)'", "LUA_CPATH='%1;/usr/lib/x86_64-linux-gnu/lua/5.4/?.so'")

@@ -1,11 +1,12 @@
--- The document helper (csrc/doc/, built as sandbox-docparse next to
--- sandbox/core.so): PDF and Office files are parsed there, never in the
--- host's process. Each call starts it in its own confined ContainerSandbox
--- over the helper's directory, read-only: every confinement layer, no
--- network, a memory, process and CPU limit, a wall-clock timeout; the
--- file's bytes go in on stdin (bytes a backend read, never a path). A
--- crash, a zip bomb or an endless PDF is an error result here. Where the
--- confinement cannot be set up the call fails closed with its reason.
+-- The document helpers (csrc/doc/, built next to sandbox/core.so:
+-- sandbox-docparse for Office files, sandbox-docrender for PDF and
+-- images): documents are parsed there, never in the host's process. Each
+-- call starts one in its own confined ContainerSandbox over the helpers'
+-- directory, read-only: every confinement layer, no network, a memory,
+-- process and CPU limit, a wall-clock timeout; the file's bytes go in on
+-- stdin (bytes a backend read, never a path). A crash, a zip bomb or an
+-- endless PDF is an error result here. Where the confinement cannot be set
+-- up the call fails closed with its reason.
 local json = require "sandbox.json"
 local forked = require "sandbox.forked"
 
@@ -23,34 +24,42 @@ M.LIMITS = { memory = 512 * 1024 * 1024, cpu_seconds = 20, timeout = 30, max_out
 
 local CODES = { [2] = "EINVAL", [3] = "EFBIG", [4] = "ENOMEM", [5] = "EIO" }
 
-local NOT_BUILT = "the document helper (sandbox-docparse) is not built next to sandbox/core.so: run make " ..
-  "(it needs libpoppler-glib-dev, libzip-dev, libexpat1-dev and libgdk-pixbuf-2.0-dev), or set SANDBOX_DOCPARSE to its path"
+-- The kinds sandbox-docrender reads; the others are sandbox-docparse's.
+local RENDER = { pdf = true, ["pdf-page"] = true, image = true }
 
---- The helper's path: M.helper (set by a host or a test), else
---- $SANDBOX_DOCPARSE, else next to the loaded sandbox/core.so; nil, why
---- when there is none.
-function M.path()
-  local given = M.helper or os.getenv("SANDBOX_DOCPARSE")
-  if given and given ~= "" then
-    local f = io.open(given, "rb")
-    if not f then return nil, NOT_BUILT .. " (" .. given .. " is not there)" end
-    f:close()
-    return given
+local NOT_BUILT = "the document helpers (sandbox-docparse, sandbox-docrender) are not built next to " ..
+  "sandbox/core.so: run make (they need libzip-dev, libexpat1-dev, libpoppler-glib-dev and " ..
+  "libgdk-pixbuf-2.0-dev), or set SANDBOX_DOC_HELPERS to the directory holding them"
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+--- The path of the helper for kind ("docx", "pdf", ...): M.helper (one
+--- program for every kind, set by a host or a test), else the one in
+--- $SANDBOX_DOC_HELPERS, else the one next to the loaded sandbox/core.so;
+--- nil, why when there is none.
+function M.path(kind)
+  local name = RENDER[kind] and "sandbox-docrender" or "sandbox-docparse"
+  if M.helper then
+    if not exists(M.helper) then return nil, NOT_BUILT .. " (" .. M.helper .. " is not there)" end
+    return M.helper
+  end
+  local dir = os.getenv("SANDBOX_DOC_HELPERS")
+  if dir and dir ~= "" then
+    if not exists(dir .. "/" .. name) then return nil, NOT_BUILT .. " (" .. dir .. "/" .. name .. " is not there)" end
+    return dir .. "/" .. name
   end
   -- package.cpath's templates in order, as require found the core (Lua 5.1
   -- has no package.searchpath)
   for template in package.cpath:gmatch("[^;]+") do
     local core = template:gsub("%?", "sandbox/core")
-    local f = io.open(core, "rb")
-    if f then
-      f:close()
-      local helper = core:gsub("core%.[^/]*$", "sandbox-docparse")
-      f = io.open(helper, "rb")
-      if f then
-        f:close()
-        return helper
-      end
-      break -- the helper goes with the core that was found: no other build's
+    if exists(core) then
+      local helper = core:gsub("core%.[^/]*$", name)
+      if exists(helper) then return helper end
+      break -- the helpers go with the core that was found: no other build's
     end
   end
   return nil, NOT_BUILT
@@ -88,7 +97,7 @@ end
 --- run(args, bytes, what): the helper's stdout for bytes (args: its KIND
 --- and arguments), or nil, msg, code. what names the file in messages.
 function M.run(args, bytes, what)
-  local helper, why = M.path()
+  local helper, why = M.path(args[1])
   if not helper then return nil, "ENOTSUP: " .. why, "ENOTSUP" end
   local dir, name = helper:match("^(.*)/([^/]+)$")
   if not dir then dir, name = ".", helper end

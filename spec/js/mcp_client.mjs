@@ -67,7 +67,7 @@ scenarios.tools = async () => {
   c.generated = await call("read_file", { path: "made/gen.txt" });
   const img = await client.callTool({ name: "read_file", arguments: { path: "dot.png" } });
   report.image = img.content.map((x) => (x.type === "text" ? { type: x.type } : { type: x.type, mimeType: x.mimeType, data: x.data }));
-  c.pdf = await call("read_file", { path: "paper.pdf", pages: "1" });
+  report.pdf = await call("read_file", { path: "paper.pdf", pages: "1" }); // (not among calls: a remote run has no PDF)
   const page = await client.callTool({ name: "read_file", arguments: { path: "paper.pdf", page_image: 1 } });
   report.page_image = page.content.map((x) => (x.type === "text" ? { type: x.type, text: x.text } : { type: x.type, mimeType: x.mimeType }));
   c.run_command = await call("run_command", { command: ["cat", "made/hello.txt"] });
