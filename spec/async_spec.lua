@@ -366,7 +366,9 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
     -- page it writes while the copy lives is copied, with ASan's shadow
     -- too): a turn that forked took 0.13 s after a 16 ms fork in CI
     local sanitized = (os.getenv("LD_PRELOAD") or ""):find("asan") ~= nil
-    far = math.max(sanitized and 0.6 or 0.15, math.ceil(fork * 4 * 100) / 100)
+    -- CI runs two lanes on two cores: a turn that forks was seen to take
+    -- over 0.1 s there, so the engine is never nearer than 0.3 s
+    far = math.max(sanitized and 0.6 or 0.3, math.ceil(fork * 4 * 100) / 100)
     held = far * 2 / 3 -- a turn under this holds no round trip
     print(("\n  a fork here takes %.1f ms%s: the engine %.0f ms away"):format(fork * 1000,
       sanitized and " (under ASan)" or "", far * 1000))
@@ -381,7 +383,8 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
   -- pump with sb:poll(0) (no turn waits on purpose): the longest turn
   local function pump0(sb, cond)
     local worst, t0 = 0, core.clock()
-    while not cond() and core.clock() - t0 < 30 do
+    -- a call of many round trips under ASan on a loaded machine: tens of s
+    while not cond() and core.clock() - t0 < 120 do
       local a = core.clock()
       sb:poll(0)
       worst = math.max(worst, core.clock() - a)
@@ -435,7 +438,7 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
       far * 1000, slowest * 1000, worst * 1000))
     -- a call in the turn would hold it for a round trip or more
     assert.is_true(slowest >= far)
-    assert.is_true(worst < held, "a turn took " .. worst .. " s")
+    assert.is_true(worst < held, ("a turn took %.3f s (a round trip is %.3f s)"):format(worst, far))
     sb:dispose()
   end)
 
@@ -470,7 +473,7 @@ describe("a RemoteSandbox's file tools through dispatch with on_done", function(
     assert.same(tools.run_command.execute({ command = { "no-such-program" } }),
       (call("run_command", { command = { "no-such-program" } })))
     print(("\n  remote commands %.0f ms away: the longest pump turn %.1f ms"):format(far * 1000, worst * 1000))
-    assert.is_true(worst < held, "a turn took " .. worst .. " s")
+    assert.is_true(worst < held, ("a turn took %.3f s (a round trip is %.3f s)"):format(worst, far))
     sb:dispose()
   end)
 
