@@ -106,6 +106,43 @@ describe("overlay", function()
       end)
     end
 
+    -- what the sandbox remembers of the upper layer (that it has nothing on a
+    -- path's way) never outlives a change from anywhere
+    it("reads through to the base only until a running command changes the path", function()
+      assert.equal("int util(void) { return 1; }\n", sb:read_file("src/util.c"))
+      local h = assert(sb:exec("sh", { "-c", "sleep 0.3; echo bg > src/util.c; sleep 30" }, { background = true }))
+      local seen
+      local t0 = os.time()
+      repeat
+        seen = sb:read_file("src/util.c")
+        h:wait(0.01)
+      until seen == "bg\n" or os.time() - t0 > 10
+      assert.equal("bg\n", seen, "a change of a running command's never seen")
+      assert.is_true(h:kill())
+    end)
+
+    it("reads through to the base only until a forked copy of the host changes the path", function()
+      local core = require "sandbox.core"
+      assert.equal("alpha\n", sb:read_file("docs/a.md"))
+      local job = assert(core.call_start(sb, function(s) return s:write_file("docs/a.md", "copy\n", { overwrite = true }) end, sb))
+      local t0 = os.time()
+      while job:result() == false and os.time() - t0 < 10 do sb:read_file("docs/a.md") end
+      assert.equal("copy\n", sb:read_file("docs/a.md"))
+    end)
+
+    it("reads what discard and restore put on paths it read before, and what it wrote itself", function()
+      assert(sb:write_file("docs/a.md", "v2\n", { overwrite = true }))
+      local c = sb:checkpoint()
+      assert(sb:discard())
+      assert.equal("alpha\n", sb:read_file("docs/a.md")) -- docs: nothing in the upper layer now
+      assert(sb:restore(c))
+      assert.equal("v2\n", sb:read_file("docs/a.md"))
+      assert(sb:discard { "docs/a.md" })
+      assert.equal("alpha\n", sb:read_file("docs/a.md"))
+      assert(sb:write_file("docs/b.md", "own\n", { overwrite = true })) -- and its own writes
+      assert.equal("own\n", sb:read_file("docs/b.md"))
+    end)
+
     it("removes with whiteouts: gone from the view and from commands, kept in the base", function()
       assert(sb:remove("docs/a.md"))
       assert.is_false(sb:exists("docs/a.md"))

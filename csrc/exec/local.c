@@ -55,6 +55,7 @@ typedef struct lproc {
    * that does not fit go to the result alone, counted in base.qdropped. */
   bool paused[2];
   sb_cmdtree tree; /* the cgroup leaves holding everything it starts */
+  bool outside; /* counted in its file system's `outside` */
 } lproc;
 
 #define LR(r) ((local *)(r))
@@ -197,9 +198,10 @@ static void finish(lproc *p) {
   b->finished = true;
   b->t_end = sb_now();
   /* nothing of the command outlives it */
-  if (tree_alive(p)) {
+  bool left = tree_alive(p);
+  if (left) {
     tree_signal(p, SIGKILL);
-    for (int i = 0; i < 100 && tree_alive(p); i++) {
+    for (int i = 0; i < 100 && (left = tree_alive(p)); i++) {
       struct timespec ts = {0, 2 * 1000 * 1000};
       nanosleep(&ts, NULL);
     }
@@ -216,6 +218,8 @@ static void finish(lproc *p) {
   close_handle(p, &p->out[0]);
   close_handle(p, &p->out[1]);
   p->in_open = false;
+  /* (a process that would not die may still change the tree: counted on) */
+  if (p->outside && !left && lr->cfg.fs) lr->cfg.fs->outside--;
   if (lr->cfg.fs && lr->cfg.fs->be->cmd) lr->cfg.fs->be->cmd->changed(lr->cfg.fs);
   if (lr->base.hooks.on_exit) lr->base.hooks.on_exit(b);
   maybe_free(p);
@@ -565,6 +569,8 @@ static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   if (cmd->stdin_data && cmd->stdin_len) write_stdin(p, cmd->stdin_data, cmd->stdin_len, !cmd->keep_stdin);
   b->next = r->procs;
   r->procs = b;
+  fs->outside++;
+  p->outside = true;
   fs->be->cmd->changed(fs); /* the command may change the tree from now on */
   lr->stirred = true;
   return b;

@@ -83,6 +83,10 @@ typedef struct sb_fs {
   const sb_policy *policy; /* the sandbox's; read-only here */
   sb_quota quota; /* byte and entry budgets the backend keeps */
   sb_buf scratch; /* file contents a backend reads */
+  /* Commands and forked copies running now: whatever they do to the tree
+   * is told to no one, so while any runs a backend caches nothing about it
+   * (exec/local.c and lua/forkjob.c count them). */
+  unsigned outside;
 } sb_fs;
 
 /* What a command needs from the file system it runs over (the local
@@ -100,7 +104,8 @@ typedef struct sb_backend_cmd {
   int (*open_cwd)(sb_fs *fs, const sb_path *p, char *rel, size_t cap, sb_err *e);
   /* The trees a command sees (fds stay owned by the backend). */
   void (*tree)(sb_fs *fs, sb_cmd_tree *out);
-  /* A command ran: whatever the backend caches about the tree is stale. */
+  /* A command or a forked copy started or ended, or the review changed an
+   * overlay: whatever the backend caches about the tree is stale. */
   void (*changed)(sb_fs *fs);
 } sb_backend_cmd;
 

@@ -27,6 +27,7 @@ static sb_code need_write(container *ct, sb_err *e) {
 static int open_final(sb_fs *fs, const sb_path *p, bool parents, char name[SB_NAME_MAX + 1], sb_err *e) {
   container *ct = CT(fs);
   if (need_write(ct, e) != SB_OK) return -1;
+  ct->absent.n = 0; /* the tree changes from here: nothing known of the upper layer holds */
   int dirfd = sb_ct_open_parent(&ct->layers[0], p, parents, e);
   if (dirfd >= 0) sb_ct_last_name(p, name);
   return dirfd;
@@ -105,6 +106,24 @@ static sb_code first_layer(sb_fs *fs, const sb_path *p,
  * upper layer has something) and no ".."; whatever else happens (a miss,
  * an error) the merged view answers. A command that copies the file up
  * right after the check writes its copy, never the base's bytes read here. */
+/* The upper layer's root has no `name`: known (a look-up saved), or noted
+ * as found while nothing outside can change the layer. The check is one
+ * system call against a read's four, so it is worth its cache. */
+static bool absent_known(sb_fs *fs, const char *name) {
+  const sb_ct_absent *a = &CT(fs)->absent;
+  if (fs->outside) return false;
+  for (unsigned i = 0; i < a->n; i++)
+    if (strcmp(a->name[i], name) == 0) return true;
+  return false;
+}
+
+static void absent_note(sb_fs *fs, const char *name) {
+  sb_ct_absent *a = &CT(fs)->absent;
+  if (fs->outside) return;
+  unsigned i = a->n < SB_CT_ABSENT_MAX ? a->n++ : a->next++ % SB_CT_ABSENT_MAX;
+  strcpy(a->name[i], name);
+}
+
 static bool read_untouched(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_code *c, sb_err *e) {
   container *ct = CT(fs);
   if (ct->base_fd < 0 || p->ncomp == 0 || p->dotdot || p->must_dir) return false;
@@ -113,8 +132,11 @@ static bool read_untouched(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_code *
   char first[SB_NAME_MAX + 1];
   memcpy(first, c0, n);
   first[n] = '\0';
-  struct stat st;
-  if (fstatat(ct->usage_fd, first, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) return false;
+  if (!absent_known(fs, first)) {
+    struct stat st;
+    if (fstatat(ct->usage_fd, first, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) return false;
+    absent_note(fs, first);
+  }
   int fd = sb_resolve_nolinks(&ct->layers[0].res, ct->base_fd, p->buf, p->len, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return false;
   /* no link followed: the path the rules saw is where the file is */
@@ -519,6 +541,7 @@ void sb_container_set_root(sb_fs *fs, int fd, int usage_fd) {
   if (ct->usage_fd >= 0) close(ct->usage_fd);
   ct->usage_fd = usage_fd;
   ct->disk.dirty = true;
+  ct->absent.n = 0;
 }
 
 int sb_container_base(sb_fs *fs, size_t *nroots) {
@@ -557,7 +580,12 @@ static void cmd_tree(sb_fs *fs, sb_cmd_tree *out) {
   out->nro = ct->nlayers - 1;
 }
 
-static void cmd_changed(sb_fs *fs) { CT(fs)->disk.dirty = true; /* recount disk usage before the next write */ }
+static void cmd_changed(sb_fs *fs) {
+  container *ct = CT(fs);
+  if (!ct) return; /* closed */
+  ct->disk.dirty = true; /* recount disk usage before the next write */
+  ct->absent.n = 0;
+}
 
 static const sb_backend_cmd container_cmd = {.open_cwd = cmd_open_cwd, .tree = cmd_tree, .changed = cmd_changed};
 

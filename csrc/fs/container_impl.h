@@ -17,6 +17,16 @@ typedef struct layer {
   bool content; /* file contents may be read (false: base_dir in mode "w") */
 } layer;
 
+/* Names the root of an overlay's upper layer is known not to hold (its
+ * untouched reads skip their look-up): kept only while nothing outside
+ * this sandbox's own calls can change the layer (sb_fs.outside is 0), and
+ * forgotten at every change of the tree. */
+#define SB_CT_ABSENT_MAX 8
+typedef struct sb_ct_absent {
+  unsigned n, next;
+  char name[SB_CT_ABSENT_MAX][SB_NAME_MAX + 1];
+} sb_ct_absent;
+
 typedef struct container {
   layer *layers;
   size_t nlayers;
@@ -26,6 +36,7 @@ typedef struct container {
   int *ro_fds; /* the read roots' fds, for commands */
   int usage_fd; /* what max_disk_usage counts when it is not the root (an overlay's upper layer), or -1 */
   int base_fd; /* an overlay's base_dir itself (the root is then the merged view), or -1 */
+  sb_ct_absent absent;
 } container;
 
 #define CT(fs) ((container *)(fs)->impl)

@@ -25,6 +25,14 @@ static void unlink_job(sb_forkjob *j) {
   j->owner = NULL;
 }
 
+/* The copy is gone: what it did to the tree is done (backend.h). */
+static void uncount(sb_forkjob *j) {
+  if (!j->fs) return;
+  j->fs->outside--;
+  if (j->fs->be->cmd) j->fs->be->cmd->changed(j->fs);
+  j->fs = NULL;
+}
+
 void sb_forkjob_stop(sb_forkjob *j) {
   unlink_job(j);
   if (j->pid > 0) {
@@ -32,6 +40,7 @@ void sb_forkjob_stop(sb_forkjob *j) {
     while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR) {}
     j->pid = 0;
   }
+  uncount(j);
   if (j->fd >= 0) close(j->fd);
   j->fd = -1;
 }
@@ -112,6 +121,11 @@ int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn 
     return -1;
   }
   fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+  /* the copy may change the tree (a write of a local sandbox's): counted
+   * until it is reaped (the host calls nothing in between) */
+  j->fs = &sb->fs;
+  j->fs->outside++;
+  if (j->fs->be->cmd) j->fs->be->cmd->changed(j->fs);
   j->pid = pid;
   j->fd = p[0];
   join(L, sb, j);

@@ -19,6 +19,7 @@ struct sb_forkjob {
   pid_t pid; /* 0 once reaped */
   int fd; /* the pipe's read end; -1 once closed */
   int status; /* the copy's wait status, once reaped */
+  sb_fs *fs; /* the sandbox's, while the copy is counted in its `outside` */
   sb_mem mem;
   sb_buf got; /* what came through the pipe */
 };

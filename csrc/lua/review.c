@@ -153,8 +153,20 @@ static int l_merged(lua_State *L) {
   return 1;
 }
 
+/* core.review_changed(sb): the review's helper changed sb's upper layer
+ * (a discard, a restore): what sb caches about the layer is stale. */
+static int l_changed(lua_State *L) {
+  sb_sandbox *sb = sb_lua_check(L, 1);
+  if (sb->fs.impl && sb->fs.be->cmd) sb->fs.be->cmd->changed(&sb->fs);
+  return 0;
+}
+
 void sb_lua_review_open(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"diff", l_diff}, {"review_scan", l_scan}, {"review_entry", l_entry}, {"review_merged", l_merged}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"diff", l_diff},
+                                 {"review_scan", l_scan},
+                                 {"review_entry", l_entry},
+                                 {"review_merged", l_merged},
+                                 {"review_changed", l_changed},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

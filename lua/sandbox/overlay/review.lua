@@ -477,6 +477,9 @@ end
 function M.methods.discard(sb, paths)
   local st, sel, msg, code = selection(sb, "discard", paths)
   if not sel then return nil, msg, code end
+  -- the helper writes sb's upper layer behind sb's back: sb forgets what it
+  -- knew of the layer before (nothing of sb's runs until the end) and after
+  core.review_changed(sb)
   for _, c in ipairs(sel) do
     to_lower(st, c.path)
     if c.from then to_lower(st, c.from) end
@@ -497,6 +500,7 @@ function M.methods.discard(sb, paths)
       end
     end
   end
+  core.review_changed(sb)
   return true
 end
 
@@ -616,7 +620,10 @@ end
 function M.methods.restore(sb, id)
   local st = state(sb, "restore")
   if not options.is_integer(id) then error("restore: id must be a checkpoint id (an integer)", 2) end
-  return restore(st, id)
+  core.review_changed(sb) -- as discard's
+  local ok, msg, code = restore(st, id)
+  core.review_changed(sb)
+  return ok, msg, code
 end
 
 return M
