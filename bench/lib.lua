@@ -20,4 +20,16 @@ function M.median(t)
   return t[(#t + 1) // 2]
 end
 
+-- Issue 35's rows (SPEC §10): each driver records its measured ratio here
+-- (kind "time": ours ÷ theirs, lower is better; "speed": higher is better,
+-- "ms": an absolute time), and make bench prints them together at its end
+-- (bench/targets.lua) with the target and whether it is met.
+function M.target(row, ratio, kind, target)
+  local out = os.getenv("BENCH_OUT") or "bench/out"
+  os.execute("mkdir -p '" .. out .. "'")
+  local f = assert(io.open(out .. "/targets.tsv", "a"))
+  f:write(("%s\t%.4f\t%s\t%g\n"):format(row, ratio, kind, target))
+  f:close()
+end
+
 return M

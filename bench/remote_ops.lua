@@ -57,6 +57,7 @@ for _ = 1, ROUNDS do
 end
 peer.stop()
 print(("remote round trips over loopback to the test peer, %d calls x %d rounds (ratio: ours / E2B SDK)"):format(N, ROUNDS))
+lib.target("remote command (sandbox.remote exec) ÷ E2B SDK", median(ratios.backend.exec), "time", 1.0)
 for _, k in ipairs(KINDS) do
   print(("  %-6s E2B SDK %7.3f ms | C client %7.3f ms %.2fx | sandbox.remote %7.3f ms %.2fx"):format(k,
     last.sdk[k] * 1e3, last.client[k] * 1e3, median(ratios.client[k]), last.backend[k] * 1e3,

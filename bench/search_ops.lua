@@ -70,6 +70,10 @@ for _, t in ipairs(trees) do
     local m = {}
     for k, v in pairs(samples) do m[k] = median(v) end
     met.n, met.ct, met.vt = met.n + 1, met.ct + (m.ctl / m.rg <= 0.9 and 1 or 0), met.vt + (m.vtl / m.rg <= 0.5 and 1 or 0)
+    if same then
+      lib.target(("grep %s %s, container ÷ rg"):format(t.name, r[1]), m.ctl / m.rg, "time", 0.9)
+      lib.target(("grep %s %s, VirtualSandbox ÷ rg"):format(t.name, r[1]), m.vtl / m.rg, "time", 0.5)
+    end
     print(("%-10s %-16s %8d %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f%s"):format(t.name, r[1], hits.ct,
       m.ct * 1e3, m.vt * 1e3, m.rg * 1e3, m.ct / m.rg, m.ct / m.rg1, m.ct / m.grep, m.vt / m.rg, m.ctl / m.rg,
       m.vtl / m.rg, same and "" or ("  COUNTS DIFFER: rg %d, virtual %d, grep %d, lines %d/%d"):format(hits.rg,

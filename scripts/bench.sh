@@ -4,7 +4,7 @@
 # run the driver (bench/run.lua). BENCH_ROUNDS sets the rounds (5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extra="lua-filesystem gnuplot-nox bubblewrap"
+extra="lua-filesystem gnuplot-nox bubblewrap strace"
 command -v node >/dev/null 2>&1 || extra="$extra nodejs"
 command -v npm >/dev/null 2>&1 || extra="$extra npm"
 SANDBOX_EXTRA_PKGS="$extra" bash scripts/deps.sh
@@ -29,7 +29,11 @@ cleanup() {
   if [ $mounted = 1 ]; then umount "$B/tmpfs"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+# issue 35's rows: each driver appends its own (bench/lib.lua's target)
+rm -f "${BENCH_OUT:-bench/out}/targets.tsv"
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/run.lua
+# system calls per operation: the container's read and create against C (issue 35)
+BENCH_BUILD=$B lua5.4 bench/syscalls.lua "$(cd "$tmp" && pwd)"
 # search and big files: grep/glob against rg, grep -rn and find on copies of
 # real trees, 50 MB read_file/write_file against C (SPEC §10, §12)
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/search_ops.lua "$(cd "$tmp" && pwd)"
@@ -42,3 +46,5 @@ bash scripts/npm-deps.sh
 BENCH_BUILD=$B lua5.4 bench/remote_ops.lua
 # the secrets proxy: TLS interception against a plain CONNECT tunnel (issue 33)
 BENCH_BUILD=$B lua5.4 bench/secrets_ops.lua
+# issue 35's rows together, each with its target and whether it is met
+lua5.4 bench/targets.lua
