@@ -43,14 +43,16 @@ static int add_rules(lua_State *L, sb_sandbox *sb, int opts, const char *key, sb
   return 0;
 }
 
-/* secrets (checked by lua/sandbox/net.lua): {{host =, header =, value =}, ...}. */
-static int add_secrets(lua_State *L, sb_sandbox *sb, int opts, sb_netpolicy *p, sb_err *e) {
+/* secrets: {{host =, header =, value =}, ...}. */
+long sb_lua_net_secrets(lua_State *L, int opts, sb_lua_secret_fn fn, void *ud, sb_err *e) {
+  opts = lua_absindex(L, opts);
   if (lua_getfield(L, opts, "secrets") != LUA_TTABLE) {
     lua_pop(L, 1);
     return 0;
   }
   lua_Integer n = luaL_len(L, -1);
-  for (lua_Integer i = 1; i <= n; i++) {
+  bool more = true;
+  for (lua_Integer i = 1; i <= n && more; i++) {
     lua_rawgeti(L, -1, i);
     lua_getfield(L, -1, "host");
     lua_getfield(L, -2, "header");
@@ -64,10 +66,31 @@ static int add_secrets(lua_State *L, sb_sandbox *sb, int opts, sb_netpolicy *p, 
       lua_pop(L, 5);
       return -1;
     }
-    if (!sb_netpolicy_add_secret(&sb->fs.mem, p, &r, name, nl, value, vl)) luaL_error(L, "not enough memory");
+    more = fn(ud, (size_t)i, &r, name, nl, value, vl);
     lua_pop(L, 4);
   }
   lua_pop(L, 1);
+  return (long)n;
+}
+
+typedef struct secrets_to {
+  const sb_mem *mem;
+  sb_netpolicy *p;
+  bool oom;
+} secrets_to;
+
+static bool keep_secret(void *ud, size_t i, const sb_hostrule *rule, const char *header, size_t hlen, const char *value,
+                        size_t vlen) {
+  (void)i;
+  secrets_to *to = ud;
+  to->oom = !sb_netpolicy_add_secret(to->mem, to->p, rule, header, hlen, value, vlen);
+  return !to->oom;
+}
+
+static int add_secrets(lua_State *L, sb_sandbox *sb, int opts, sb_netpolicy *p, sb_err *e) {
+  secrets_to to = {.mem = &sb->fs.mem, .p = p};
+  if (sb_lua_net_secrets(L, opts, keep_secret, &to, e) < 0) return -1;
+  if (to.oom) luaL_error(L, "not enough memory");
   return 0;
 }
 

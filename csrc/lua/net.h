@@ -49,6 +49,13 @@ static inline sb_net *sb_lua_net(const sb_sandbox *sb) { return sb_part_get(sb, 
  * a bad entry (nothing kept). Raises on OOM. */
 int sb_lua_net_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e);
 
+/* The one reader of the `secrets` option (checked by lua/sandbox/net.lua)
+ * at opts: fn(ud, i, rule, header, value) for each entry in order, while
+ * it returns true. The number of entries, or -1 with e on a bad one. */
+typedef bool (*sb_lua_secret_fn)(void *ud, size_t i, const sb_hostrule *rule, const char *header, size_t hlen,
+                                 const char *value, size_t vlen);
+long sb_lua_net_secrets(lua_State *L, int opts, sb_lua_secret_fn fn, void *ud, sb_err *e);
+
 void sb_lua_net_methods(lua_State *L); /* host_allowed */
 /* core.http_get, check_host, random_token, and the ports' functions */
 void sb_lua_net_open(lua_State *L);

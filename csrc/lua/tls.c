@@ -9,6 +9,8 @@
 
 #include <sys/stat.h>
 
+#include "lua/net.h"
+
 typedef struct tls_part {
   sb_tlsca *ca;
   char dir[PATH_MAX - 32], bundle[PATH_MAX];
@@ -27,35 +29,35 @@ static void tls_close(lua_State *L, sb_sandbox *sb, void *state) {
   sb_free(&sb->fs.mem, t, sizeof *t);
 }
 
+/* the hosts the authority may vouch for: the secrets' */
+typedef struct hosts {
+  sb_hostrule v[64];
+  size_t n;
+} hosts;
+
+static bool add_host(void *ud, size_t i, const sb_hostrule *rule, const char *header, size_t hlen, const char *value,
+                     size_t vlen) {
+  (void)i, (void)header, (void)hlen, (void)value, (void)vlen;
+  hosts *h = ud;
+  if (h->n == sizeof h->v / sizeof *h->v) return false;
+  h->v[h->n++] = *rule;
+  return true;
+}
+
 int sb_lua_tls_attach(lua_State *L, sb_sandbox *sb, int opts, sb_err *e) {
   opts = lua_absindex(L, opts);
-  bool any = lua_getfield(L, opts, "secrets") == LUA_TTABLE && lua_rawlen(L, -1) > 0;
-  lua_pop(L, 1);
-  if (!any) return 0;
+  hosts h = {.n = 0};
+  long total = sb_lua_net_secrets(L, opts, add_host, &h, e);
+  if (total <= 0) return (int)total; /* none, or a bad one (-1, e set) */
   tls_part *t = sb_malloc(&sb->fs.mem, sizeof *t);
   if (!t) luaL_error(L, "not enough memory");
   memset(t, 0, sizeof *t);
   sb_part_add(L, sb, &tls_part_class, t); /* from here the sandbox's release frees it */
-  /* the hosts the authority may vouch for: the secrets' (checked by lua/sandbox/net.lua) */
-  sb_hostrule hosts[64];
-  size_t nh = 0;
-  lua_getfield(L, opts, "secrets");
-  size_t total = lua_rawlen(L, -1);
-  for (size_t i = 1; i <= total && nh < sizeof hosts / sizeof *hosts; i++) {
-    lua_rawgeti(L, -1, (lua_Integer)i);
-    lua_getfield(L, -1, "host");
-    size_t len;
-    const char *h = lua_tolstring(L, -1, &len);
-    char bad[300];
-    if (h && sb_hostrule_parse(h, len, &hosts[nh], bad, sizeof bad)) nh++;
-    lua_pop(L, 2);
-  }
-  lua_pop(L, 1);
   lua_getfield(L, opts, "upstream_ca");
   const char *upstream = lua_tostring(L, -1);
   char why[400];
   /* more secrets than the list holds: no constraints rather than too few hosts */
-  t->ca = sb_tlsca_new(upstream, hosts, nh == total ? nh : 0, why, sizeof why);
+  t->ca = sb_tlsca_new(upstream, h.v, h.n == (size_t)total ? h.n : 0, why, sizeof why);
   lua_pop(L, 1);
   if (!t->ca) {
     sb_failf(e, SB_EIO, "secrets: the proxy's TLS authority: %s", why);
