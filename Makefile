@@ -267,7 +267,12 @@ coverage: $(MODULE)
 
 # Baselines for the benchmarks: a bare C uthash tree for Lua, C loops.
 BENCH := $(BUILD)/bench
-bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c $(BENCH)/remote_rt $(BENCH)/tls_srv
+bench-build: $(BENCH)/benchtree.so $(BENCH)/w2_c $(BENCH)/w3_c $(BENCH)/bigfile_c $(BENCH)/remote_rt $(BENCH)/tls_srv \
+             $(BENCH)/seccomp_cost
+# what installing the seccomp filter costs a command (bench/seccomp_cost.c)
+$(BENCH)/seccomp_cost: bench/seccomp_cost.c csrc/confine/seccomp.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Icsrc -o $@ $^
 # the HTTPS server behind the secrets proxy (bench/secrets_ops.lua)
 $(BENCH)/tls_srv: bench/tls_srv.c
 	@mkdir -p $(dir $@)

@@ -32,6 +32,8 @@ trap cleanup EXIT
 # issue 35's rows: each driver appends its own (bench/lib.lua's target)
 rm -f "${BENCH_OUT:-bench/out}/targets.tsv"
 BENCH_TMPFS=$(cd "$tmp" && pwd) BENCH_BUILD=$B lua5.4 bench/run.lua
+# where a confined command's time goes: what its seccomp filter's install costs (issue 35)
+"$B/seccomp_cost" || echo "(seccomp refused here: its cost per command not measured)"
 # system calls per operation: the container's read and create against C (issue 35)
 BENCH_BUILD=$B lua5.4 bench/syscalls.lua "$(cd "$tmp" && pwd)"
 # search and big files: grep/glob against rg, grep -rn and find on copies of
