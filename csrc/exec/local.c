@@ -14,63 +14,10 @@
 #include "base/clock.h"
 #include "exec/spawn.h"
 #include "exec/cmdtree.h"
+#include "exec/local_impl.h"
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-
-/* Without a pidfd the exit is polled: soon at first (most commands are
- * short), backing off to REAP_POLL_MAX_MS. */
-#define REAP_POLL_MAX_MS 10
-
-typedef struct local {
-  sb_runner base;
-  sb_local_config cfg;
-  sb_mem mem;
-  uv_loop_t loop;
-  uv_timer_t wait_timer; /* bounds one blocking turn of the loop */
-  void *stack; /* the child stack for sb_spawn, reused */
-  int devnull; /* stdin of commands given no input */
-  bool loop_ready;
-  /* watchers changed outside a turn of the loop (a start, a write, a
-   * kill): libuv adds them to its epoll set only when it runs, so the
-   * backend fd cannot show their events yet: a host's poller is told to
-   * turn now (backend_timeout 0) */
-  bool stirred;
-  char readbuf[64 * 1024];
-} local;
-
-typedef struct lproc {
-  sb_proc base;
-  local *lr; /* NULL once the runner closed */
-  sb_mem mem;
-  int pidfd;
-  uv_pipe_t in, out[2];
-  uv_poll_t exit_poll;
-  uv_timer_t t_timeout, t_kill, t_drain, t_reap;
-  int open_handles;
-  bool in_open;
-  /* A full h:read queue (base.queue) stops reading its pipe (the command
-   * blocks in write, as on any pipe) until the reader drains it; only while
-   * someone waits for the result, or the command is ending, does output
-   * that does not fit go to the result alone, counted in base.qdropped. */
-  bool paused[2];
-  sb_cmdtree tree; /* the cgroup leaves holding everything it starts */
-  bool outside; /* counted in its file system's `outside` */
-} lproc;
-
-#define LR(r) ((local *)(r))
-#define LP(p) ((lproc *)(p))
-
-/* libuv counts in whole milliseconds of loop time: round up, and one more,
- * so a deadline never fires early. */
-/* Seconds to a timer's milliseconds. The Lua options bound timeouts to a
- * year; an embedding C host may pass anything, and casting inf, NaN or 1e19
- * to an integer is undefined (it gave 0: an instant kill), so past ~30 000
- * years the answer is simply "that long". */
-static uint64_t ms(double s) {
-  if (!(s < 1e12)) return s > 0 || s != s ? UINT64_C(1) << 50 : 0;
-  return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.999) + 1;
-}
 
 /* Writing to a child's stdin after it exited raises SIGPIPE, which would
  * kill the host. Block it in this thread around the loop and writes, and
@@ -141,9 +88,7 @@ static bool tree_alive(lproc *p) { return sb_cmdtree_alive(&p->tree, p->base.pid
 
 /* ---- output and backpressure ------------------------------------------ */
 
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
-
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+void sb_lp_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   (void)hint;
   lproc *p = h->data;
   *buf = uv_buf_init(p->lr->readbuf, sizeof p->lr->readbuf);
@@ -162,7 +107,7 @@ static void resume(lproc *p, int k) {
   if (!p->paused[k]) return;
   p->paused[k] = false;
   if (!p->base.eof[k] && !uv_is_closing((uv_handle_t *)&p->out[k]))
-    uv_read_start((uv_stream_t *)&p->out[k], on_alloc, on_read);
+    uv_read_start((uv_stream_t *)&p->out[k], sb_lp_on_alloc, sb_lp_on_read);
 }
 
 static void lift(lproc *p) {
@@ -250,17 +195,18 @@ static void leader_exited(lproc *p) {
   if (p->pidfd >= 0) uv_poll_stop(&p->exit_poll);
   else uv_timer_stop(&p->t_reap);
   uv_timer_stop(&p->t_timeout);
-  if (!p->base.eof[0] || !p->base.eof[1]) uv_timer_start(&p->t_drain, on_drain_deadline, ms(p->lr->cfg.drain), 0);
+  if (!p->base.eof[0] || !p->base.eof[1])
+    uv_timer_start(&p->t_drain, on_drain_deadline, sb_local_ms(p->lr->cfg.drain), 0);
   maybe_finish(p);
 }
 
-static void on_pidfd(uv_poll_t *h, int status, int events) {
+void sb_lp_on_pidfd(uv_poll_t *h, int status, int events) {
   (void)status;
   (void)events;
   leader_exited(h->data);
 }
 
-static void on_reap_tick(uv_timer_t *t) {
+void sb_lp_on_reap_tick(uv_timer_t *t) {
   lproc *p = t->data;
   leader_exited(p);
   if (!p->base.exited) {
@@ -269,7 +215,7 @@ static void on_reap_tick(uv_timer_t *t) {
   }
 }
 
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+void sb_lp_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   lproc *p = s->data;
   int k = s == (uv_stream_t *)&p->out[SB_ERR] ? SB_ERR : SB_OUT;
   if (n > 0) {
@@ -302,10 +248,10 @@ static void lp_kill(sb_proc *b, int sig) {
   p->lr->stirred = true;
   tree_signal(p, sig);
   if (sig != SIGKILL && !uv_is_active((uv_handle_t *)&p->t_kill))
-    uv_timer_start(&p->t_kill, on_grace, ms(p->lr->cfg.grace), 0);
+    uv_timer_start(&p->t_kill, on_grace, sb_local_ms(p->lr->cfg.grace), 0);
 }
 
-static void on_timeout(uv_timer_t *t) {
+void sb_lp_on_timeout(uv_timer_t *t) {
   lproc *p = t->data;
   p->base.timed_out = true;
   lp_kill(&p->base, SIGTERM);
@@ -332,7 +278,7 @@ static void on_written(uv_write_t *r, int status) {
   if (close_after && p->in.data == p) close_handle(p, &p->in);
 }
 
-static int write_stdin(lproc *p, const char *data, size_t len, bool close_after) {
+int sb_lp_write_stdin(lproc *p, const char *data, size_t len, bool close_after) {
   if (!p->in_open) return -EPIPE;
   wreq *w = sb_malloc(&p->mem, sizeof *w + len);
   if (!w) return -ENOMEM;
@@ -358,7 +304,7 @@ static int lp_write(sb_proc *b, const char *data, size_t len) {
   lproc *p = LP(b);
   if (!p->lr || b->finished) return -EPIPE;
   p->lr->stirred = true;
-  return write_stdin(p, data, len, false);
+  return sb_lp_write_stdin(p, data, len, false);
 }
 
 static void lp_close_stdin(sb_proc *b) {
@@ -386,41 +332,10 @@ static bool lp_busy(sb_proc *b) { return LP(b)->open_handles > 0; }
 static void lp_detach(sb_proc *b) { LP(b)->lr = NULL; }
 static void lp_free(sb_proc *b) { proc_free(LP(b)); }
 
-/* ---- spawning --------------------------------------------------------- */
-
-static void close_fds(int *fds, int n) {
-  for (int i = 0; i < n; i++)
-    if (fds[i] >= 0) close(fds[i]);
-}
-
-/* Child ends must not be 0-2 (dup2 onto themselves would keep CLOEXEC). */
-static int high_fd(int fd) {
-  if (fd >= 3) return fd;
-  int h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  close(fd);
-  return h;
-}
-
-static sb_code spawn_error(sb_err *e, const sb_spawn_res *res, const char *file) {
-  int err = res->err;
-  const char *step = res->step ? res->step : "spawn";
-  if (strcmp(step, "exec") == 0) {
-    if (err == ENOENT) return sb_failf(e, SB_ENOENT, "command not found: %.200s", file);
-    if (err == EACCES)
-      return sb_failf(e, SB_EACCES, "permission denied (not executable, or outside what the sandbox allows): %.200s",
-                      file);
-    if (err == ENOEXEC) return sb_failf(e, SB_EACCES, "not an executable format: %.200s", file);
-  }
-  if (strcmp(step, "cwd") == 0)
-    return sb_failf(e, sb_code_from_errno(err), "cannot enter the working directory (%s)", strerror(err));
-  if (strcmp(step, "clone") == 0 && (err == EAGAIN || err == ENOMEM))
-    return sb_failf(e, SB_EAGAIN, "cannot create a process (%s)", strerror(err));
-  return sb_failf(e, sb_code_from_errno(err) == SB_EIO ? SB_EIO : sb_code_from_errno(err),
-                  "starting the command failed at %s: %s", step, strerror(err));
-}
+/* ---- the loop --------------------------------------------------------- */
 
 /* The loop, at the first command. */
-static int loop_init(local *lr, sb_err *e) {
+int sb_local_loop_init(local *lr, sb_err *e) {
   if (lr->loop_ready) return 0;
   int r = uv_loop_init(&lr->loop);
   if (r != 0) {
@@ -443,146 +358,6 @@ static int loop_init(local *lr, sb_err *e) {
   return 0;
 }
 
-static sb_proc *lr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
-  local *lr = LR(r);
-  sb_fs *fs = lr->cfg.fs;
-  if (!fs || !fs->be->cmd) {
-    sb_fail(e, SB_ENOTSUP, "this sandbox's files cannot be given to a local command");
-    return NULL;
-  }
-  if (loop_init(lr, e) != 0) return NULL;
-  char rel[SB_PATH_MAX + 1];
-  int cwdfd = fs->be->cmd->open_cwd(fs, cmd->cwd, rel, sizeof rel, e);
-  if (cwdfd < 0) {
-    cmd->cwd_failed = true;
-    return NULL;
-  }
-  const sb_mem *m = &lr->mem;
-  lproc *p = sb_malloc(m, sizeof *p);
-  if (!p) {
-    close(cwdfd);
-    sb_fail_oom(e);
-    return NULL;
-  }
-  memset(p, 0, sizeof *p);
-  sb_proc *b = &p->base;
-  p->lr = lr;
-  p->mem = *m;
-  p->pidfd = -1;
-  sb_cmdtree_init(&p->tree, lr->cfg.limits);
-  b->runner = r;
-  b->ops = r->ops;
-  b->background = cmd->background;
-  b->queued[SB_OUT] = cmd->background && cmd->queue[SB_OUT];
-  b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
-  for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], lr->cfg.max_output);
-
-  /* stdin: a pipe when there is input to give, /dev/null otherwise; or
-   * the host's own three (agent-sandbox run), copied above 2 so the child's
-   * dup2 clears their close-on-exec */
-  bool inherit = cmd->inherit_stdio;
-  bool want_in = !inherit && ((cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin);
-  int fds[6] = {-1, -1, -1, -1, -1, -1}; /* in r/w, out r/w, err r/w */
-  sb_spawn_req req = {.file = cmd->argv[0],
-                      .argv = cmd->argv,
-                      .envp = cmd->envp,
-                      .path = cmd->path,
-                      .cwd_fd = cwdfd,
-                      .cwd_rel = rel,
-                      .steps = lr->cfg.steps,
-                      .stack = lr->stack,
-                      .no_pidfd = lr->cfg.no_pidfd};
-  if (inherit) {
-    fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);
-    fds[3] = fcntl(1, F_DUPFD_CLOEXEC, 3);
-    fds[5] = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    if (fds[0] < 0 || fds[3] < 0 || fds[5] < 0) {
-      sb_failf(e, SB_EINVAL, "the host's standard input, output and error must be open (%s)", strerror(errno));
-      goto fail;
-    }
-  } else if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
-    sb_fail_errno(e, errno);
-    goto fail;
-  } else {
-    if (want_in) fds[0] = high_fd(fds[0]);
-    fds[3] = high_fd(fds[3]);
-    fds[5] = high_fd(fds[5]);
-  }
-  if (!sb_cmdtree_create(&p->tree, req.cgroup_procs_fds, e)) goto fail;
-  req.stdin_fd = want_in || inherit ? fds[0] : lr->devnull;
-  req.stdout_fd = fds[3];
-  req.stderr_fd = fds[5];
-  sb_spawn_res res;
-  if (sb_spawn(&req, &res) != 0) {
-    sb_cmdtree_remove(&p->tree);
-    spawn_error(e, &res, req.file);
-    goto fail;
-  }
-  close(cwdfd);
-  int child_ends[] = {0, 3, 5};
-  for (int i = 0; i < 3; i++)
-    if (fds[child_ends[i]] >= 0) close(fds[child_ends[i]]);
-  b->id = ++r->next_id;
-  b->pid = res.pid;
-  p->pidfd = res.pidfd;
-  b->t0 = sb_now();
-
-  uv_loop_t *loop = &lr->loop;
-  uv_timer_init(loop, &p->t_timeout);
-  uv_timer_init(loop, &p->t_kill);
-  uv_timer_init(loop, &p->t_drain);
-  void *handles[] = {&p->t_timeout, &p->t_kill, &p->t_drain, &p->out[0], &p->out[1]};
-  int nh = inherit ? 3 : 5;
-  if (!inherit) {
-    uv_pipe_init(loop, &p->out[0], 0);
-    uv_pipe_init(loop, &p->out[1], 0);
-    uv_pipe_open(&p->out[0], fds[2]);
-    uv_pipe_open(&p->out[1], fds[4]);
-  }
-  p->base.eof[0] = p->base.eof[1] = inherit; /* nothing to drain */
-  for (int i = 0; i < nh; i++) ((uv_handle_t *)handles[i])->data = p;
-  p->open_handles = nh;
-  if (want_in) {
-    uv_pipe_init(loop, &p->in, 0);
-    uv_pipe_open(&p->in, fds[1]);
-    p->in.data = p;
-    p->open_handles++;
-  }
-  if (p->pidfd >= 0) {
-    uv_poll_init(loop, &p->exit_poll, p->pidfd);
-    p->exit_poll.data = p;
-    p->open_handles++;
-    uv_poll_start(&p->exit_poll, UV_READABLE, on_pidfd);
-  } else { /* no pidfd: poll for the exit */
-    uv_timer_init(loop, &p->t_reap);
-    p->t_reap.data = p;
-    p->open_handles++;
-    uv_timer_start(&p->t_reap, on_reap_tick, 1, 1);
-  }
-  if (!inherit) {
-    uv_read_start((uv_stream_t *)&p->out[0], on_alloc, on_read);
-    uv_read_start((uv_stream_t *)&p->out[1], on_alloc, on_read);
-  }
-  uv_update_time(loop); /* timers count from now, not from the last turn */
-  if (cmd->timeout > 0) uv_timer_start(&p->t_timeout, on_timeout, ms(cmd->timeout), 0);
-  p->in_open = want_in;
-  if (cmd->stdin_data && cmd->stdin_len) write_stdin(p, cmd->stdin_data, cmd->stdin_len, !cmd->keep_stdin);
-  b->next = r->procs;
-  r->procs = b;
-  fs->outside++;
-  p->outside = true;
-  fs->be->cmd->changed(fs); /* the command may change the tree from now on */
-  lr->stirred = true;
-  return b;
-fail:
-  close(cwdfd);
-  close_fds(fds, 6);
-  sb_free(m, p, sizeof *p);
-  return NULL;
-}
-
-/* ---- the loop --------------------------------------------------------- */
-
 static void on_wait(uv_timer_t *t) { (void)t; }
 
 static bool lr_run(sb_runner *r, sb_proc *p, double timeout) {
@@ -604,7 +379,7 @@ static bool lr_run(sb_runner *r, sb_proc *p, double timeout) {
      * since would get a timer already due, and then a turn that blocks
      * without one */
     uv_update_time(&lr->loop);
-    if (left >= 0) uv_timer_start(&lr->wait_timer, on_wait, ms(left) + 1, 0);
+    if (left >= 0) uv_timer_start(&lr->wait_timer, on_wait, sb_local_ms(left) + 1, 0);
     int alive = uv_run(&lr->loop, UV_RUN_ONCE);
     uv_timer_stop(&lr->wait_timer);
     if (!p || !alive) break;
@@ -616,7 +391,7 @@ static bool lr_run(sb_runner *r, sb_proc *p, double timeout) {
 
 static int lr_backend_fd(sb_runner *r) {
   sb_err e;
-  if (loop_init(LR(r), &e) != 0) return -1;
+  if (sb_local_loop_init(LR(r), &e) != 0) return -1;
   return uv_backend_fd(&LR(r)->loop);
 }
 
@@ -652,7 +427,7 @@ static void lr_close(sb_runner *r) {
 }
 
 static const sb_runner_ops local_ops = {
-    .start = lr_start,
+    .start = sb_local_start,
     .run = lr_run,
     .backend_fd = lr_backend_fd,
     .backend_timeout = lr_backend_timeout,

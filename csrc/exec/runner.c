@@ -26,6 +26,15 @@ void sb_proc_wait_end(sb_proc *p) {
   if (p->runner && !p->finished) p->ops->hold_changed(p);
 }
 
+void sb_proc_init(sb_proc *p, sb_runner *r, const sb_cmd *cmd, size_t max_output) {
+  p->runner = r;
+  p->ops = r->ops;
+  p->background = cmd->background;
+  p->queued[SB_OUT] = cmd->background && cmd->queue[SB_OUT];
+  p->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
+  for (int k = 0; k < 2; k++) sb_outbuf_init(&p->cap[k], max_output);
+}
+
 bool sb_proc_hold_back(const sb_proc *p) { return !p->exited && !p->kill_sig && !p->waiters && !p->released; }
 
 void sb_proc_maybe_free(sb_proc *p) {

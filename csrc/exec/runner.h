@@ -114,6 +114,9 @@ int sb_runner_live(const sb_runner *r, bool background_only);
 
 /* ---- the handle core: one set of rules for every runner ---------------------- */
 
+/* A new handle of runner r for cmd: its runner, operations, background
+ * queues and output caps (max_output bytes each), as every runner sets them. */
+void sb_proc_init(sb_proc *p, sb_runner *r, const sb_cmd *cmd, size_t max_output);
 /* Next queued chunk of a stream (false: none); valid until the loop runs. */
 bool sb_proc_pop(sb_proc *p, int stream, const char **data, size_t *len);
 /* EOF and nothing queued. */

@@ -299,12 +299,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
   sb_proc *b = &p->base;
   p->rr = rr;
   p->mem = rr->mem;
-  b->runner = r;
-  b->ops = r->ops;
-  b->background = cmd->background;
-  b->queued[SB_OUT] = cmd->background && cmd->queue[SB_OUT];
-  b->queued[SB_ERR] = cmd->background && cmd->queue[SB_ERR];
-  for (int k = 0; k < 2; k++) sb_outbuf_init(&b->cap[k], rr->cfg.max_output);
+  sb_proc_init(b, r, cmd, rr->cfg.max_output);
   bool want_in = (cmd->stdin_data && cmd->stdin_len) || cmd->keep_stdin;
   /* without CloseStdin (envd < 0.5.2) an input's end could never be told:
    * input given up front is refused; a handle's stdin is closed from the
