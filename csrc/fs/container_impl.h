@@ -1,6 +1,7 @@
-/* The ContainerSandbox's state and the helpers its two files share
- * (container.c: the operations; container_walk.c: the walk). Private to
- * them: everything else goes through fs/container.h. */
+/* The ContainerSandbox's state and the helpers its files share
+ * (container.c: writes, life and commands; container_read.c: reads;
+ * container_walk.c: the walk; container_layer.c: below them all). Private
+ * to them: everything else goes through fs/container.h. */
 #ifndef SB_FS_CONTAINER_IMPL_H
 #define SB_FS_CONTAINER_IMPL_H
 
@@ -40,6 +41,13 @@ typedef struct container {
 } container;
 
 #define CT(fs) ((container *)(fs)->impl)
+
+/* The read side (fs/container_read.c): the backend's operations. */
+sb_code sb_ct_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
+sb_code sb_ct_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, sb_err *e);
+sb_code sb_ct_realpath(sb_fs *fs, const sb_path *p, bool follow, sb_bytes *out, sb_err *e);
+sb_code sb_ct_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e);
+sb_code sb_ct_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e);
 
 /* The last component of p as a NUL-terminated name in out. */
 const char *sb_ct_last_name(const sb_path *p, char out[SB_NAME_MAX + 1]);
