@@ -33,12 +33,6 @@ static sb_code need_write(const ovl *ov, sb_err *e) {
   return ov->can_write ? SB_OK : sb_fail(e, SB_EACCES, "the sandbox is read-only (mode \"r\")");
 }
 
-/* The rules, on where the object really is in the merged view. */
-static sb_code recheck(sb_fs *fs, const onode *n, sb_access acc, int kind, sb_err *e) {
-  if (!sb_policy_judges_entries(fs->policy)) return SB_OK;
-  return sb_policy_check(fs->policy, acc, n->rel, n->rlen, kind, e);
-}
-
 static int kind_of(const onode *n) { return sb_ovl_is_dir(n) ? SB_KIND_DIR : SB_KIND_FILE; }
 
 /* A lookup for a write: the parent must exist, or with `parents` is made. */
@@ -100,7 +94,7 @@ static sb_code ov_read(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e) {
   else if (n.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
   else if (!S_ISREG(n.st.st_mode)) c = sb_rt_type_error(&n.st, e);
   else if (!ov->can_read) c = sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
-  else if ((c = recheck(fs, &n, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) {
+  else if ((c = sb_ovl_recheck(fs, &n, SB_ACC_READ, SB_KIND_FILE, e)) == SB_OK) {
     int fd = openat(n.parent.fd[n.where], n.name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0) c = sb_rt_fail_errno(e);
@@ -119,7 +113,7 @@ static sb_code ov_stat(sb_fs *fs, const sb_path *p, bool follow, sb_stat *out, s
   int r = sb_ovl_lookup_path(OV(fs), p, follow, &n);
   sb_code c = r != 0 ? fail(e, r)
       : n.where < 0  ? sb_fail(e, SB_ENOENT, NULL)
-                     : recheck(fs, &n, SB_ACC_LIST, kind_of(&n), e);
+                     : sb_ovl_recheck(fs, &n, SB_ACC_LIST, kind_of(&n), e);
   if (c == SB_OK) sb_rt_fill_stat(&n.st, out);
   sb_ovl_node_free(&n);
   return c;
@@ -135,7 +129,7 @@ static sb_code ov_readlink(sb_fs *fs, const sb_path *p, sb_bytes *out, sb_err *e
   else if (n.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
   else if (!S_ISLNK(n.st.st_mode) || p->must_dir)
     c = sb_fail(e, SB_EINVAL, "not a symbolic link"); /* "link/" is its target */
-  else if ((c = recheck(fs, &n, SB_ACC_LIST, SB_KIND_FILE, e)) == SB_OK) {
+  else if ((c = sb_ovl_recheck(fs, &n, SB_ACC_LIST, SB_KIND_FILE, e)) == SB_OK) {
     b->len = 0;
     ssize_t len = -1;
     if (sb_buf_reserve(&fs->mem, b, SB_PATH_MAX + 2) != 0) c = sb_fail_oom(e);
@@ -175,7 +169,7 @@ static sb_code ov_readdir(sb_fs *fs, const sb_path *p, sb_dirlist *dl, sb_err *e
   sb_code c = r != 0       ? fail(e, r)
       : n.where < 0        ? sb_fail(e, SB_ENOENT, NULL)
       : !sb_ovl_is_dir(&n) ? sb_fail(e, SB_ENOTDIR, NULL)
-                           : recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e);
+                           : sb_ovl_recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e);
   mdir d = {{-1, -1}};
   if (c == SB_OK && (r = sb_ovl_open_node_dir(&n, &d)) != 0) c = fail(e, r);
   if (c == SB_OK) c = sb_ovl_list_merged(fs, &d, dl, SB_RT_SIZES, e);
@@ -196,100 +190,6 @@ static sb_code merged_empty(sb_fs *fs, const onode *n, bool *empty, sb_err *e) {
   return c;
 }
 
-/* ---- walk --------------------------------------------------------------- */
-
-typedef struct oref {
-  int dirfd;
-  const char *name;
-} oref;
-
-typedef struct owalk {
-  sb_fs *fs;
-  unsigned flags;
-  sb_walk_fn fn;
-  void *ud;
-  sb_err *e;
-  char rel[SB_PATH_MAX + 1];
-} owalk;
-
-static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth);
-
-typedef struct level {
-  owalk *w;
-  const mdir *d;
-  int depth;
-} level;
-
-/* One entry of a merged level: fn with its reference, then the
- * directory's own merged level. */
-static int visit(void *self, const sb_dirent *ent, size_t len) {
-  level *lv = self;
-  owalk *w = lv->w;
-  oref ref = {lv->d->fd[ent->layer], ent->name};
-  int r = w->fn(w->ud, w->rel, len, ent, &ref);
-  if (r != SB_WALK_CONTINUE || ent->type != SB_T_DIR) return r;
-  onode n;
-  sb_ovl_node_init(&n);
-  mdir sub;
-  if (sb_ovl_child(lv->d, ent->name, &n) == 0 && sb_ovl_is_dir(&n) && sb_ovl_descend(lv->d, ent->name, &n, &sub) == 0) {
-    r = walk_level(w, &sub, len, lv->depth + 1);
-    sb_ovl_mdir_close(&sub);
-  }
-  return r;
-}
-
-static int walk_level(owalk *w, const mdir *d, size_t rlen, int depth) {
-  if (depth > SB_WALK_DEPTH_MAX) return SB_WALK_CONTINUE;
-  sb_dirlist lv = {0};
-  sb_code listed = sb_ovl_list_merged(w->fs, d, &lv, (w->flags & SB_WALK_SIZES) ? SB_RT_SIZES : 0, w->e);
-  level self = {w, d, depth};
-  return sb_rt_walk_level(w->fs, listed, &lv, w->flags, w->fn, w->ud, w->rel, rlen, w->e, visit, &self);
-}
-
-static sb_code ov_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e) {
-  owalk *w = sb_malloc(&fs->mem, sizeof *w);
-  if (!w) return sb_fail_oom(e);
-  *w = (owalk){.fs = fs, .flags = flags, .fn = fn, .ud = ud, .e = e};
-  e->code = SB_OK;
-  onode n;
-  int r = sb_ovl_lookup(OV(fs), p->buf, p->len, true, &n); /* a named start is followed: grep{path = "link"} */
-  size_t rlen;
-  if (sb_policy_judges_entries(fs->policy)) { /* rules judge where things really are */
-    rlen = n.rlen < SB_PATH_MAX ? n.rlen : SB_PATH_MAX;
-    memcpy(w->rel, n.rel, rlen);
-    w->rel[rlen] = '\0';
-  } else {
-    rlen = sb_path_clean(p, w->rel);
-  }
-  if (r != 0) fail(e, r);
-  else if (n.where < 0) sb_fail(e, SB_ENOENT, NULL);
-  else if (sb_ovl_is_dir(&n)) {
-    mdir d = {{-1, -1}};
-    if (recheck(fs, &n, SB_ACC_LIST, SB_KIND_DIR, e) == SB_OK) {
-      if ((r = sb_ovl_open_node_dir(&n, &d)) != 0) fail(e, r);
-      else walk_level(w, &d, rlen, 0);
-    }
-    sb_ovl_mdir_close(&d);
-  } else if (p->ncomp > 0) { /* a single file, visited through its real parent */
-    sb_stat s;
-    sb_rt_fill_stat(&n.st, &s);
-    sb_dirent ent = {.name = n.name, .namelen = strlen(n.name), .type = s.type, .size = s.size};
-    oref ref = {n.parent.fd[n.where], n.name};
-    fn(ud, w->rel, rlen, &ent, &ref);
-  }
-  sb_ovl_node_free(&n);
-  sb_free(&fs->mem, w, sizeof *w);
-  return e->code;
-}
-
-static sb_code ov_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e) {
-  (void)mem;
-  const oref *r = ref;
-  if (!OV(fs)->can_read) return sb_fail(e, SB_EACCES, "the sandbox root is write-only (mode \"w\")");
-  *fd = openat(r->dirfd, r->name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  return *fd < 0 ? sb_rt_fail_errno(e) : SB_OK;
-}
-
 /* ---- write side --------------------------------------------------------- */
 
 static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t len, const sb_write_opts *o, sb_err *e) {
@@ -303,7 +203,7 @@ static sb_code ov_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   else if (n.where >= 0 && S_ISLNK(n.st.st_mode)) c = sb_fail(e, SB_ELOOP, "refusing to write through a symbolic link");
   else if (n.where >= 0 && !S_ISREG(n.st.st_mode)) c = sb_rt_type_error(&n.st, e);
   else if (n.where >= 0 && !o->overwrite) c = sb_fail(e, SB_EEXIST, NULL);
-  else if ((c = recheck(fs, &n, SB_ACC_WRITE, SB_KIND_FILE, e)) == SB_OK)
+  else if ((c = sb_ovl_recheck(fs, &n, SB_ACC_WRITE, SB_KIND_FILE, e)) == SB_OK)
     c = disk_check(fs, (int64_t)len - (int64_t)old, e);
   int dfd = -1, tfd = -1;
   char tmp[32];
@@ -326,7 +226,7 @@ static sb_code ov_mkdir(sb_fs *fs, const sb_path *p, bool parents, sb_err *e) {
   onode n;
   sb_code c = lookup_for_write(fs, p, parents, &n, e);
   if (c == SB_OK && n.where >= 0) c = parents && sb_ovl_is_dir(&n) ? SB_OK : sb_fail(e, SB_EEXIST, NULL);
-  else if (c == SB_OK && (c = recheck(fs, &n, SB_ACC_MODIFY, SB_KIND_DIR, e)) == SB_OK) {
+  else if (c == SB_OK && (c = sb_ovl_recheck(fs, &n, SB_ACC_MODIFY, SB_KIND_DIR, e)) == SB_OK) {
     int fd = sb_ovl_ensure_upper(OV(fs), n.rel, n.rlen);
     if (fd < 0) c = fail(e, fd);
     else close(fd);
@@ -345,7 +245,7 @@ static sb_code ov_symlink(sb_fs *fs, const char *target, size_t tlen, const sb_p
   sb_code c = lookup_for_write(fs, p, false, &n, e);
   if (c == SB_OK && (n.where >= 0 || p->must_dir))
     c = n.where >= 0 ? sb_fail(e, SB_EEXIST, NULL) : sb_fail(e, SB_ENOENT, NULL);
-  if (c == SB_OK) c = recheck(fs, &n, SB_ACC_WRITE, SB_KIND_FILE, e);
+  if (c == SB_OK) c = sb_ovl_recheck(fs, &n, SB_ACC_WRITE, SB_KIND_FILE, e);
   if (c == SB_OK) c = sb_policy_link(fs->policy, n.rel, n.plen, target, tlen, e);
   int dfd = -1, r;
   if (c == SB_OK && (dfd = sb_ovl_upper_parent(OV(fs), &n)) < 0) c = fail(e, dfd);
@@ -377,7 +277,7 @@ static sb_code ov_remove(sb_fs *fs, const sb_path *p, bool recursive, sb_err *e)
   bool empty = true;
   if (c == SB_OK && n.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
   else if (c == SB_OK && p->must_dir && !sb_ovl_is_dir(&n)) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else if (c == SB_OK) c = recheck(fs, &n, SB_ACC_MODIFY, kind_of(&n), e);
+  else if (c == SB_OK) c = sb_ovl_recheck(fs, &n, SB_ACC_MODIFY, kind_of(&n), e);
   if (c == SB_OK && sb_ovl_is_dir(&n) && (c = merged_empty(fs, &n, &empty, e)) == SB_OK && !empty && !recursive)
     c = sb_fail(e, SB_ENOTEMPTY, "directory not empty (use recursive = true)");
   uint64_t freed = 0;
@@ -486,8 +386,8 @@ static sb_code ov_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
   if (c != SB_OK) {
   } else if (f.where < 0) c = sb_fail(e, SB_ENOENT, NULL);
   else if ((from->must_dir || to->must_dir) && !dir) c = sb_fail(e, SB_ENOTDIR, NULL);
-  else if ((c = recheck(fs, &f, SB_ACC_MODIFY, kind_of(&f), e)) != SB_OK ||
-           (c = recheck(fs, &t, SB_ACC_MODIFY, kind_of(&f), e)) != SB_OK) {
+  else if ((c = sb_ovl_recheck(fs, &f, SB_ACC_MODIFY, kind_of(&f), e)) != SB_OK ||
+           (c = sb_ovl_recheck(fs, &t, SB_ACC_MODIFY, kind_of(&f), e)) != SB_OK) {
   } else if (f.rlen == t.rlen && memcmp(f.rel, t.rel, f.rlen) == 0) {
     goto done; /* the same entry: nothing to do, as rename(2) */
   } else if (dir && inside(&f, &t)) c = sb_fail(e, SB_EINVAL, "cannot move a directory into itself");
@@ -587,8 +487,8 @@ const sb_backend sb_overlay_backend = {
     .mkdir = ov_mkdir,
     .remove = ov_remove,
     .rename = ov_rename,
-    .walk = ov_walk,
-    .open_ref = ov_open_ref,
+    .walk = sb_ovl_walk,
+    .open_ref = sb_ovl_open_ref,
     .close = ov_close,
     .cmd = &overlay_cmd,
 };

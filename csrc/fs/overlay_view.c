@@ -389,3 +389,8 @@ void sb_ovl_merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth) {
   }
   sb_dirlist_free(&fs->mem, &dl);
 }
+
+sb_code sb_ovl_recheck(sb_fs *fs, const onode *n, sb_access acc, int kind, sb_err *e) {
+  if (!sb_policy_judges_entries(fs->policy)) return SB_OK;
+  return sb_policy_check(fs->policy, acc, n->rel, n->rlen, kind, e);
+}

@@ -94,4 +94,11 @@ int sb_ovl_open_node_dir(const onode *n, mdir *out);
 /* Add the bytes of the regular files of the merged tree below d. */
 void sb_ovl_merged_bytes(sb_fs *fs, const mdir *d, uint64_t *bytes, int depth);
 
+/* The rules, on where the object n really is in the merged view. */
+sb_code sb_ovl_recheck(sb_fs *fs, const onode *n, sb_access acc, int kind, sb_err *e);
+
+/* The backend's walk and its reads on another thread (fs/overlay_walk.c). */
+sb_code sb_ovl_walk(sb_fs *fs, const sb_path *p, unsigned flags, sb_walk_fn fn, void *ud, sb_err *e);
+sb_code sb_ovl_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_err *e);
+
 #endif
