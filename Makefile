@@ -23,12 +23,22 @@ LUA_PKG  := $(if $(filter luajit,$(LUA)),luajit,$(LUA))
 LUA_INC  ?= $(shell pkg-config --cflags $(LUA_PKG) 2>/dev/null || echo -I/usr/include/$(LUA_PKG))
 LUA_LIB  ?= $(shell pkg-config --libs $(LUA_PKG) 2>/dev/null || echo -l$(LUA_PKG))
 CC       ?= cc
-BUILD    ?= $(if $(filter lua5.4,$(LUA)),build,build-$(LUA))
+# PORTABLE=1: the module without Linux's layers (openat2, namespaces,
+# seccomp, Landlock, cgroups, pidfds, the network agent): the code paths of
+# macOS and the BSDs, built and run by the suite here (build-portable).
+PORTABLE ?=
+# The system the module is for (make cross: Darwin). Off Linux there are no
+# Linux layers either; on macOS the module leaves Lua's C API to the host
+# that loads it, as Lua modules do there.
+TARGET_OS ?= $(shell uname -s)
+NO_LINUX_LAYERS := $(if $(PORTABLE),1,$(filter-out Linux,$(TARGET_OS)))
+MODULE_LDFLAGS := $(if $(filter Darwin,$(TARGET_OS)),-undefined dynamic_lookup)
+BUILD    ?= $(if $(PORTABLE),build-portable,build)$(if $(filter lua5.4,$(LUA)),,-$(LUA))
 OPT      ?= -O2
 SANFLAGS ?=
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fvisibility=hidden \
               -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CFLAGS   += $(CFLAGS_BASE) -Icsrc $(LUA_INC) $(SANFLAGS)
+CFLAGS   += $(CFLAGS_BASE) -Icsrc $(LUA_INC) $(SANFLAGS)$(if $(PORTABLE), -DSB_PORTABLE)
 # The shared module links Debian's libuv.so. The static library carries its
 # own copy of libuv from Debian's archive (not PIC, so not in the .so), with
 # every uv_* symbol made local: a host with its own libuv never clashes.
@@ -40,7 +50,11 @@ UV_LINK := -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread
 # door (base), file-system backends (fs), commands (exec), confinement,
 # network, search, review (diffs), and the Lua binding (lua).
 PARTS := base audit fs exec confine net remote search review lua
-SRC := $(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c))
+# Linux's layers, and what stands for them on a system without (SPEC §19)
+LINUX_ONLY := $(addprefix csrc/confine/,linux.c child.c cgroup.c landlock.c seccomp.c ns.c view.c rules.c netns.c) \
+              csrc/net/agent.c
+NO_LINUX := csrc/confine/none.c csrc/net/agent_none.c
+SRC := $(filter-out $(if $(NO_LINUX_LAYERS),$(LINUX_ONLY),$(NO_LINUX)),$(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c)))
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
 DEP := $(OBJ:.o=.d)
 MODULE := $(BUILD)/sandbox/core.so
@@ -51,7 +65,7 @@ BUSTED := $(LUA) /usr/bin/busted --ignore-lua
 export SANDBOX_BUILD := $(abspath $(BUILD))
 export SANDBOX_LUA := $(LUA)
 
-.PHONY: nvim format format-check docs types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
+.PHONY: cross nvim format format-check docs types docs-check lint all module install static embed test test-fresh asan valgrind demo race difftest fuzz fuzz-build coverage bench bench-build clean
 all: $(MODULE)
 module: $(MODULE)
 
@@ -71,9 +85,28 @@ $(BUILD)/obj/%.o: csrc/%.c
 
 $(MODULE): $(OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(SANFLAGS) -o $@ $(OBJ) $(LDFLAGS) $(UV_LINK)
+	$(CC) -shared $(SANFLAGS) -o $@ $(OBJ) $(LDFLAGS) $(MODULE_LDFLAGS) $(UV_LINK)
 
 -include $(DEP)
+
+# The module for macOS on x86_64 and arm64 (SPEC §19), built here with Zig's
+# clang and the macOS headers it ships (scripts/cross.sh: npm, into
+# build/zig) from the portable sources (no Linux layers): a Mach-O bundle in
+# build-<target>/sandbox/core.so for Lua 5.4 and build-<target>-luajit/ for
+# Neovim. A check that the sources compile and link for macOS: there are no
+# macOS builds of libuv, PCRE2, libcurl and OpenSSL here to link, so their
+# symbols are left to the loader too; on a Mac the rock builds the module
+# with the platform's compiler and Homebrew's libraries.
+CROSS_TARGETS ?= x86_64-macos aarch64-macos
+cross:
+	@zig=$$(bash scripts/cross.sh) && inc=$(abspath build/cross-include) && \
+	for t in $(CROSS_TARGETS); do for l in lua5.4 luajit; do \
+	  b=build-$$t$$( [ $$l = luajit ] && echo -luajit ); \
+	  $(MAKE) --no-print-directory module PORTABLE=1 LUA=$$l BUILD=$$b CC="$(abspath .)/$$zig cc -target $$t" \
+	    LUA_INC="-I$$inc/$$( [ $$l = luajit ] && echo luajit-2.1 || echo lua5.4 ) -I$$inc" \
+	    TARGET_OS=Darwin UV_LINK= || exit 1; \
+	  file $$b/sandbox/core.so; \
+	done; done
 
 # The static library for embedding hosts: the C core, the Lua layer compiled
 # in (scripts/embed-lua.lua), the needed libuv objects, one relocatable object
@@ -168,9 +201,19 @@ $(BUILD)/test/remote_probe: spec/c/remote_probe.c csrc/remote/client.c csrc/remo
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB) -lcurl -lm
 all: $(TESTBIN)
 
+# PORTABLE=1: the suite against the build without Linux's layers. Its
+# commands run unconfined (SANDBOX_TEST_UNCONFINED, as under valgrind: the
+# specs of confinement and attacks say why they do not run) with the host's
+# network (spec/support/unlayered.lua, also in every Lua host a spec starts),
+# so the run itself is kept in namespaces of its own: a private /tmp and
+# /dev/shm, its own hostname and PIDs (a shell as their init reaps orphans).
+PORTABLE_RUN = unshare --mount --uts --ipc --pid --fork --kill-child --mount-proc \
+  $(if $(filter 0,$(shell id -u)),,--map-root-user) sh -c \
+  'mount -t tmpfs -o mode=1777 tmpfs /tmp && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && "$$@"' sh \
+  env SANDBOX_TEST_UNCONFINED=1 LUA_INIT_5_4=@$(abspath spec/support/unlayered.lua)
 test: $(MODULE) $(TESTBIN) $(DOC_WANT)
 	bash scripts/npm-deps.sh
-	$(BUSTED) $(BUSTED_ARGS)
+	$(if $(PORTABLE),$(PORTABLE_RUN)) $(BUSTED) $(BUSTED_ARGS)
 
 # The README's test command where nothing of this tree's builds, npm modules
 # or untracked files helps: a clone of HEAD in a temporary directory.

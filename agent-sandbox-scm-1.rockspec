@@ -1,7 +1,9 @@
 -- The rock is "agent-sandbox" (the name "sandbox" is taken by a pure-Lua
 -- code sandbox); the module stays `require "sandbox"`. It builds with the
 -- project's Makefile, so the rock and `make` compile the same way (hidden
--- visibility: the module exports only luaopen_sandbox_core).
+-- visibility: the module exports only luaopen_sandbox_core). On macOS and
+-- the BSDs the Makefile leaves Linux's layers out by itself (`uname`) and
+-- builds with the platform's compiler (README: Platforms).
 rockspec_format = "3.0"
 package = "agent-sandbox"
 -- scm-1: the repository's head, the version plugin managers look for
@@ -13,8 +15,8 @@ description = {
   summary = "Safe places for Lua agents to work: a virtual file tree and a rooted, confined container",
   detailed = [[
 VirtualSandbox (in-memory tree) and ContainerSandbox (a real directory bound
-to a root fd; commands run with posix_spawn, timeouts, whole-tree kill and
-Landlock), both generating tool tables for OpenAI/Anthropic/MCP agent loops.]],
+to a root fd; commands confined on Linux, with timeouts and whole-tree kill),
+both generating tool tables for OpenAI/Anthropic/MCP agent loops.]],
   license = "MIT",
   homepage = "https://example.invalid/agent-sandbox",
 }

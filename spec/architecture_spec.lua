@@ -3,7 +3,7 @@
 local sh = require "support.sh"
 
 -- lower numbers lie lower; folders of one number never include each other
-local RANK = { base = 0, audit = 1, doc = 1, fs = 1, search = 2, review = 2, confine = 2, exec = 3, net = 4, remote = 4, lua = 5, static = 6 }
+local RANK = { plat = -1, base = 0, audit = 1, doc = 1, fs = 1, search = 2, review = 2, confine = 2, exec = 3, net = 4, remote = 4, lua = 5, static = 6 }
 
 describe("the C core's layout", function()
   it("has every folder ranked, and each includes only folders below it", function()
@@ -32,7 +32,9 @@ describe("the C core's files", function()
     for _, f in ipairs(files) do
       text[f] = assert(sh.read_file(f))
       for head, name in ("\n" .. text[f]):gmatch("\n([%a_][^\n;{}()]-)%f[%w_](sb_[%w_]+)%s*%b()%s*{") do
-        if not head:match("^static") and not owner[name] then owner[name] = f end
+        -- one name in two files: a platform's alternatives (confine/linux.c or
+        -- confine/none.c, of which the Makefile builds one), owned by neither
+        if not head:match("^static") then owner[name] = (owner[name] == nil or owner[name] == f) and f or false end
       end
     end
     local calls = {}
@@ -50,7 +52,7 @@ describe("the C core's files", function()
       end
     end
     local n = 0
-    for _ in pairs(owner) do n = n + 1 end
+    for _, f in pairs(owner) do n = n + (f and 1 or 0) end
     assert.is_true(n > 200, "functions found: " .. n)
     assert.same({}, pairs_found)
   end)

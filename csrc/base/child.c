@@ -1,12 +1,9 @@
 #include "base/child.h"
 
 #include <stdbool.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
+#include "plat/proc.h"
 
 SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) {
   int a = keep1 < keep2 ? keep1 : keep2, b = keep1 < keep2 ? keep2 : keep1;
@@ -15,11 +12,11 @@ SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) {
   for (int k = 0; k < 2 && ok; k++) {
     int keep = k == 0 ? a : b;
     if (keep < 3) continue;
-    if ((unsigned)keep > lo) ok = syscall(SYS_close_range, lo, (unsigned)keep - 1, 0) == 0;
+    if ((unsigned)keep > lo) ok = sb_close_range(lo, (unsigned)keep - 1) == 0;
     lo = (unsigned)keep + 1;
   }
-  if (ok) ok = syscall(SYS_close_range, lo, ~0U, 0) == 0;
-  if (!ok) /* kernels before 5.9 */
-    for (int fd = 3; fd < 65536; fd++)
+  if (ok) ok = sb_close_range(lo, ~0U) == 0;
+  if (!ok) /* no such call (kernels before 5.9, other systems) */
+    for (int fd = 3; fd < sb_fd_limit(); fd++)
       if (fd != keep1 && fd != keep2) close(fd);
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plat/fd.h"
+
 int sb_write_small(int dirfd, const char *path, const char *s) {
   int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -28,11 +30,4 @@ ssize_t sb_read_small(int dirfd, const char *path, char *buf, size_t cap) {
   return n;
 }
 
-int sb_fd_path(int fd, char *out, size_t cap) {
-  char lnk[48];
-  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(lnk, out, cap - 1);
-  if (n <= 0) return -1;
-  out[n] = '\0';
-  return 0;
-}
+int sb_fd_path(int fd, char *out, size_t cap) { return sb_fd_path_of(fd, out, cap) > 0 ? 0 : -1; }

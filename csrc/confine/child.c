@@ -49,13 +49,6 @@ static const char *const names[ST_COUNT] = {NULL,
 
 const char *sb_confine_step_name(int step) { return step > 0 && step < ST_COUNT ? names[step] : "confinement"; }
 
-void sb_confine_steps_init(sb_confine_steps *s) {
-  memset(s, 0, sizeof *s);
-  for (int i = 0; i < SB_NS_COUNT; i++) s->ns_fds[i] = -1;
-  s->landlock_ruleset_fd = -1;
-  s->ns_pidfd = -1;
-}
-
 /* Through a pidfd, one call joins them all, atomically (and in a third of
  * the time of one call each). Else the user namespace first (it gives the
  * capabilities the others need), the PID namespace last (it applies to the

@@ -17,11 +17,11 @@
 #ifndef SB_CONFINE_CHILD_H
 #define SB_CONFINE_CHILD_H
 
-#include <linux/filter.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+
+#include "plat/linux_abi.h"
 
 #include "confine/ns.h"
 

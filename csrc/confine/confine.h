@@ -102,6 +102,14 @@ typedef struct sb_confine {
   sb_layer layers[SB_MAX_LAYERS];
 } sb_confine;
 
+/* What this host lets a confined sandbox make (sandbox.capabilities()):
+ * probed by making, and at once reaping, a child with those namespaces. */
+typedef struct sb_confine_host {
+  bool userns, netns;
+  bool namespaces; /* the whole set a confined sandbox makes for itself */
+} sb_confine_host;
+void sb_confine_probe(sb_confine_host *h);
+
 void sb_confine_init(sb_confine *c);
 /* Decide and prepare everything. Returns 0, or -1 when an explicitly
  * requested limit cannot be enforced at all (why set): the sandbox is not

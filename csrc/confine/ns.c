@@ -22,13 +22,7 @@
 
 #include "base/file.h"
 #include "confine/ns_impl.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
+#include "plat/proc.h"
 
 #define STACK_SIZE (256 * 1024)
 
@@ -358,7 +352,7 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
       goto out;
     }
   }
-  ns->pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* -1 without pidfd: kill by pid then */
+  ns->pidfd = sb_pidfd_open(pid); /* -1 without pidfd: kill by pid then */
   ns->init = pid;
   ns->ctl = ctl[0];
   ctl[0] = -1;
@@ -436,7 +430,7 @@ int sb_ns_request(sb_ns *ns, int op, int tree, const char *path, const char *tar
 
 void sb_ns_close(sb_ns *ns) {
   if (ns->init > 0) {
-    if (ns->pidfd >= 0) syscall(SYS_pidfd_send_signal, ns->pidfd, SIGKILL, NULL, 0);
+    if (ns->pidfd >= 0) sb_pidfd_signal(ns->pidfd, SIGKILL);
     else kill(ns->init, SIGKILL);
     while (waitpid(ns->init, NULL, __WALL) < 0 && errno == EINTR) {}
   }

@@ -20,7 +20,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <linux/filter.h>
+
+#include "plat/linux_abi.h"
 
 #define SB_SECCOMP_MAX 512
 

@@ -1,14 +1,10 @@
 #include "exec/cmdtree.h"
+#include "plat/proc.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 
 void sb_cmdtree_init(sb_cmdtree *t, sb_limits *limits) {
   memset(t, 0, sizeof *t);
@@ -80,7 +76,7 @@ void sb_cmdtree_signal(sb_cmdtree *t, pid_t leader, int pidfd, bool leader_exite
   /* the process group (the leader started a session) holds the leader
    * too, unless it moved to a group of its own */
   if (!leader_exited && (sig == SIGKILL || getpgid(leader) != leader)) {
-    if (pidfd >= 0) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+    if (pidfd >= 0) sb_pidfd_signal(pidfd, sig);
     else kill(leader, sig);
   }
   kill(-leader, sig);

@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
@@ -15,9 +14,7 @@
 #include "exec/spawn.h"
 #include "exec/cmdtree.h"
 #include "exec/local_impl.h"
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
+#include "plat/proc.h"
 
 /* Writing to a child's stdin after it exited raises SIGPIPE, which would
  * kill the host. Block it in this thread around the loop and writes, and
@@ -38,14 +35,14 @@ static void guard_off(pipeguard *g) {
     sigset_t pend, s;
     sigemptyset(&s);
     sigaddset(&s, SIGPIPE);
-    struct timespec zero = {0, 0};
-    if (sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) sigtimedwait(&s, NULL, &zero);
+    int got; /* pending for this thread (a write's SIGPIPE is): sigwait returns at once */
+    if (sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) sigwait(&s, &got);
   }
   pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
 bool sb_local_have_pidfd(void) {
-  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  int fd = sb_pidfd_open(getpid());
   if (fd < 0) return false;
   close(fd);
   return true;
@@ -342,7 +339,7 @@ int sb_local_loop_init(local *lr, sb_err *e) {
     sb_failf(e, SB_EIO, "cannot create an event loop: %s", uv_strerror(r));
     return -1;
   }
-  lr->stack = mmap(NULL, 2 * SB_SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  lr->stack = mmap(NULL, 2 * SB_SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | SB_MAP_STACK, -1, 0);
   lr->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (lr->stack == MAP_FAILED || lr->devnull < 0) {
     sb_fail_errno(e, lr->devnull < 0 ? errno : ENOMEM);

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "exec/local_impl.h"
 #include "exec/spawn.h"
+#include "plat/fd.h"
 
 static void close_fds(int *fds, int n) {
   for (int i = 0; i < n; i++)
@@ -91,7 +92,7 @@ sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
       sb_failf(e, SB_EINVAL, "the host's standard input, output and error must be open (%s)", strerror(errno));
       goto fail;
     }
-  } else if ((want_in && pipe2(fds, O_CLOEXEC)) || pipe2(fds + 2, O_CLOEXEC) || pipe2(fds + 4, O_CLOEXEC)) {
+  } else if ((want_in && sb_pipe_cloexec(fds)) || sb_pipe_cloexec(fds + 2) || sb_pipe_cloexec(fds + 4)) {
     sb_fail_errno(e, errno);
     goto fail;
   } else {

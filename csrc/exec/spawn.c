@@ -4,25 +4,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
+#include "plat/fd.h"
+#include "plat/resolve.h"
+#include "plat/proc.h"
 
 /* The failed step travels back through a close-on-exec pipe (EOF = the
  * command runs): it works whether or not the child shares our memory
@@ -99,17 +89,9 @@ CHILD static void exec_search(child_ctx *c, const sb_spawn_req *r) {
 /* The working directory in the command's mount view: the root's path
  * there, then the path beneath it the host resolved (still beneath). */
 CHILD static int view_cwd(const sb_confine_steps *s, const char *rel) {
-  int root = open(s->view_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int root = open(s->view_root, SB_O_DIR | O_CLOEXEC);
   if (root < 0) return -1;
-  int fd = root;
-  if (rel && rel[0]) {
-    struct open_how how;
-    memset(&how, 0, sizeof how);
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
-    if (fd < 0 && errno == ENOSYS) fd = openat(root, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  }
+  int fd = rel && rel[0] ? sb_openat_beneath(root, rel, SB_O_DIR) : root;
   int r = fd < 0 ? -1 : fchdir(fd);
   if (fd >= 0 && fd != root) close(fd);
   close(root);
@@ -127,7 +109,7 @@ CHILD static int command_main(void *arg) {
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < _NSIG; sig++) {
+  for (int sig = 1; sig < NSIG; sig++) {
     struct sigaction cur;
     if (sig == SIGKILL || sig == SIGSTOP) continue;
     /* the wrapper converts to the kernel's layout; no lock, no allocation */
@@ -150,7 +132,7 @@ CHILD static int command_main(void *arg) {
    * the identity change, which would clear it; checked against the host
    * having died already (in a PID namespace the parent outside shows as 0,
    * and the namespace's init dies with the host anyway). */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != (in_pidns ? 0 : c->host)) FAIL(c, ST_PDEATHSIG);
+  if (sb_die_with_parent() != 0 || getppid() != (in_pidns ? 0 : c->host)) FAIL(c, ST_PDEATHSIG);
   if (s && (step = sb_confine_restrict(s)) != 0) FAIL(c, ST_CONFINE + step);
   /* No descriptor of the host survives: Landlock does not cover files
    * opened before it, so this is part of the confinement too. Only the
@@ -175,7 +157,7 @@ CHILD static int child_main(void *arg) {
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, ST_CGROUP);
   int step = sb_confine_join(r->steps);
   if (step != 0) FAIL(c, ST_CONFINE + step);
-  pid_t pid = clone(command_main, (char *)r->stack + 2 * SB_SPAWN_STACK, CLONE_VM | CLONE_VFORK | CLONE_PARENT, c);
+  pid_t pid = sb_clone_child(command_main, c, (char *)r->stack + 2 * SB_SPAWN_STACK, NULL, true);
   if (pid < 0) FAIL(c, ST_CLONE2);
   child_msg m = {0, ST_COMMAND, pid};
   ssize_t w = write(c->errfd, &m, sizeof m);
@@ -192,7 +174,7 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   res->err = 0;
   res->step = NULL;
   int ep[2];
-  if (pipe2(ep, O_CLOEXEC) != 0) {
+  if (sb_pipe_cloexec(ep) != 0) {
     res->err = errno;
     res->step = "pipe";
     return -1;
@@ -205,8 +187,7 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   int pidfd = -1;
-  int flags = CLONE_VM | CLONE_VFORK | (req->no_pidfd ? 0 : CLONE_PIDFD);
-  pid_t pid = clone(child_main, (char *)req->stack + SB_SPAWN_STACK, flags, &c, &pidfd);
+  pid_t pid = sb_clone_child(child_main, &c, (char *)req->stack + SB_SPAWN_STACK, req->no_pidfd ? NULL : &pidfd, false);
   int cerr = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   close(ep[1]);
@@ -229,7 +210,7 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   close(ep[0]);
   bool two = sb_confine_joins_pid(req->steps);
   if (two) { /* the first child has ended: reap it; the command is ours to watch */
-    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
+    while (waitpid(pid, NULL, SB_WAIT_ALL) < 0 && errno == EINTR) {}
     if (pidfd >= 0 && !req->no_pidfd) close(pidfd);
     pidfd = -1;
     pid = command;
@@ -237,7 +218,7 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   }
   if (fail.step >= 0) { /* a child failed before exec and exited */
     if (pid > 0)
-      while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
+      while (waitpid(pid, NULL, SB_WAIT_ALL) < 0 && errno == EINTR) {}
     if (pidfd >= 0 && !req->no_pidfd) close(pidfd);
     res->err = fail.err;
     res->step = fail.step >= ST_CONFINE                                  ? sb_confine_step_name(fail.step - ST_CONFINE)
@@ -245,22 +226,14 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
                                                                          : "spawn";
     return -1;
   }
-  if (two && !req->no_pidfd) pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (two && !req->no_pidfd) pidfd = sb_pidfd_open(pid);
   res->pid = pid;
   res->pidfd = req->no_pidfd ? -1 : pidfd;
   return 0;
 }
 
 int sb_spawn_reap(pid_t pid, int pidfd, int *status) {
-  if (pidfd >= 0) {
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG | __WALL) != 0) return -1;
-    if (si.si_pid == 0) return 0;
-    if (si.si_code == CLD_EXITED) *status = (si.si_status & 0xff) << 8;
-    else *status = (si.si_status & 0x7f) | (si.si_code == CLD_DUMPED ? 0x80 : 0);
-    return 1;
-  }
-  pid_t r = waitpid(pid, status, WNOHANG | __WALL);
+  if (pidfd >= 0) return sb_pidfd_reap(pidfd, status);
+  pid_t r = waitpid(pid, status, WNOHANG | SB_WAIT_ALL);
   return r < 0 ? -1 : r == 0 ? 0 : 1;
 }

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h> /* renameat2 */
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +12,8 @@
 #include "fs/resolver.h"
 #include "fs/rooted.h"
 #include "fs/container_impl.h"
+#include "plat/rename.h"
+#include "plat/fd.h"
 
 static sb_code need_write(container *ct, sb_err *e) {
   return ct->can_write ? SB_OK : sb_fail(e, SB_EACCES, "the sandbox is read-only (mode \"r\")");
@@ -78,7 +80,7 @@ static sb_code ct_write(sb_fs *fs, const sb_path *p, const char *data, size_t le
   if (c == SB_OK && ct->disk.max != SB_UNLIMITED) c = check_target(fs, dirfd, name, len, o, &st, &exists, e);
   if (c == SB_OK) c = sb_rt_write_tmp(&ct->tmp, dirfd, tmp, data, len, &tfd, e);
   if (c == SB_OK && !exists) {
-    placed = renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0;
+    placed = sb_rename_noreplace(dirfd, tmp, dirfd, name) == 0;
     if (placed) {
       sb_disk_apply(&ct->disk, (int64_t)len);
     } else if (errno == EEXIST || (errno == EINVAL && o->overwrite)) {
@@ -212,7 +214,7 @@ static bool in_upper(sb_fs *fs, const layer *v, int dirfd, const char *name) {
   size_t len = (size_t)n, nl = strlen(name);
   if (len) rel[len++] = '/';
   memcpy(rel + len, name, nl + 1);
-  int fd = sb_resolve_nolinks(&v->res, ct->usage_fd, rel, len + nl, O_PATH);
+  int fd = sb_resolve_nolinks(&v->res, ct->usage_fd, rel, len + nl, SB_O_PATH);
   struct stat st;
   bool there = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   if (fd >= 0) close(fd);
@@ -248,7 +250,7 @@ static sb_code ct_rename(sb_fs *fs, const sb_path *from, const sb_path *to, bool
   if (c == SB_OK && !same && S_ISREG(s1.st_mode) && !in_upper(fs, v, fd1, n1))
     c = disk_check(fs, (int64_t)s1.st_size, e);
   if (c == SB_OK && !same) {
-    int r = overwrite ? renameat(fd1, n1, fd2, n2) : renameat2(fd1, n1, fd2, n2, RENAME_NOREPLACE);
+    int r = overwrite ? renameat(fd1, n1, fd2, n2) : sb_rename_noreplace(fd1, n1, fd2, n2);
     if (r != 0 && errno == EXDEV && S_ISDIR(s1.st_mode)) {
       uint64_t bytes = 0; /* the copy is whole before the source goes */
       c = ct->disk.max == SB_UNLIMITED ? SB_OK

@@ -11,6 +11,7 @@
 #include "fs/dirlist.h"
 #include "fs/resolver.h"
 #include "fs/rooted.h"
+#include "plat/fd.h"
 
 /* Read an opened file of layer v: a regular file whose contents this layer
  * lets us read, under the rules (rechecked on its real path when `rules`)
@@ -39,9 +40,27 @@ typedef struct stat_ud {
   bool follow;
 } stat_ud;
 
+/* A final component not followed (a link itself): stat'ed in its
+ * directory, as an fd of the link itself needs Linux's O_PATH. */
+static sb_code lstat_in(sb_fs *fs, const layer *v, const sb_path *p, struct stat *st, sb_err *e) {
+  size_t nl;
+  const char *comp = sb_path_comp(p, p->ncomp - 1, &nl);
+  char name[SB_NAME_MAX + 1];
+  memcpy(name, comp, nl);
+  name[nl] = '\0';
+  int dirfd = sb_ct_open_parent(v, p, false, e);
+  if (dirfd < 0) return e->code;
+  sb_code c = fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? SB_OK : sb_rt_fail_errno(e);
+  if (c == SB_OK)
+    c = sb_ct_recheck(fs, v, dirfd, name, SB_ACC_LIST, S_ISDIR(st->st_mode) ? SB_KIND_DIR : SB_KIND_FILE, e);
+  close(dirfd);
+  return c;
+}
+
 static sb_code stat_in(sb_fs *fs, const layer *v, const sb_path *p, void *out, sb_err *e) {
   stat_ud *u = out;
-  int fd = sb_ct_open_in(v, p, O_PATH, u->follow);
+  if (!u->follow && !p->must_dir && p->ncomp > 0 && !sb_path_names_no_entry(p)) return lstat_in(fs, v, p, &u->st, e);
+  int fd = sb_ct_open_in(v, p, SB_O_PATH, u->follow);
   if (fd < 0) return sb_rt_fail(e, fd);
   sb_code c = fstat(fd, &u->st) == 0 ? SB_OK : sb_rt_fail_errno(e);
   if (c == SB_OK)
@@ -126,7 +145,7 @@ static sb_code realpath_in(sb_fs *fs, const layer *v, const sb_path *p, void *ou
   if (sb_buf_reserve(&fs->mem, b, 2 * SB_PATH_MAX + 2) != 0) return sb_fail_oom(e);
   bool follow = *(bool *)out;
   bool whole = follow || p->ncomp == 0 || sb_path_names_no_entry(p);
-  int fd = whole ? sb_ct_open_in(v, p, O_PATH, true) : sb_ct_open_parent(v, p, false, e);
+  int fd = whole ? sb_ct_open_in(v, p, SB_O_PATH, true) : sb_ct_open_parent(v, p, false, e);
   if (fd < 0) return whole ? sb_rt_fail(e, fd) : e->code;
   long n = sb_resolve_relpath(&v->res, fd, b->p, 2 * SB_PATH_MAX + 2 - SB_NAME_MAX - 2);
   close(fd);
@@ -193,7 +212,7 @@ typedef struct list_ud {
 static sb_code list_layer(sb_fs *fs, size_t i, void *ud, sb_err *e) {
   list_ud *u = ud;
   layer *v = &CT(fs)->layers[i];
-  int fd = sb_ct_open_in(v, u->p, O_PATH | O_DIRECTORY, true);
+  int fd = sb_ct_open_in(v, u->p, SB_O_DIR, true);
   if (fd < 0) return sb_rt_fail(e, fd);
   sb_code c = sb_ct_recheck(fs, v, fd, NULL, SB_ACC_LIST, SB_KIND_DIR, e);
   if (c == SB_OK) c = sb_rt_list(fs, fd, u->dl, SB_RT_SIZES, e);

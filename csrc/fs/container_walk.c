@@ -11,6 +11,7 @@
 #include "fs/container_impl.h"
 #include "fs/dirlist.h"
 #include "fs/rooted.h"
+#include "plat/fd.h"
 
 int sb_ct_count_bytes(void *ud, const char *rel, size_t rlen, const sb_dirent *ent, const void *ref) {
   (void)rel;
@@ -41,7 +42,7 @@ typedef struct rwalk {
 static bool shadowed(rwalk *w, size_t rlen) {
   container *ct = CT(w->fs);
   for (size_t j = 0; j < w->vi; j++) {
-    int fd = sb_resolve(&ct->layers[j].res, w->rel, rlen, O_PATH, 0);
+    int fd = sb_resolve(&ct->layers[j].res, w->rel, rlen, SB_O_PATH, 0);
     if (fd >= 0) {
       close(fd);
       return true;
@@ -111,7 +112,7 @@ sb_code sb_ct_walk_layer(sb_fs *fs, size_t vi, const sb_path *p, unsigned flags,
   *w = (rwalk){.fs = fs, .vi = vi, .flags = flags, .fn = fn, .ud = ud, .e = e};
   e->code = SB_OK;
   size_t rlen = sb_path_clean(p, w->rel);
-  int fd = sb_ct_open_in(v, p, O_PATH, true); /* a named start is followed: grep{path = "link"} */
+  int fd = sb_ct_open_in(v, p, SB_O_PATH, true); /* a named start is followed: grep{path = "link"} */
   struct stat st;
   if (fd >= 0 && sb_policy_judges_entries(fs->policy)) {
     /* The start may lie behind a symlink: name everything below it by

@@ -6,11 +6,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
+#include "plat/stat.h"
+#include "plat/fd.h"
+#include "plat/xattr.h"
 
 void sb_ovl_mdir_close(mdir *d) {
   for (int i = 0; i < 2; i++)
@@ -36,35 +37,34 @@ static bool is_whiteout(const struct stat *st) {
 
 bool sb_ovl_opaque(int fd) {
   static const char *const names[] = {"trusted.overlay.opaque", "user.overlay.opaque"};
-  char lnk[48], v[4];
-  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd); /* an O_PATH fd takes no fgetxattr */
+  char v[4];
   for (size_t i = 0; i < 2; i++)
-    if (getxattr(lnk, names[i], v, sizeof v) == 1 && v[0] == 'y') return true;
+    if (sb_fgetxattr(fd, names[i], v, sizeof v) == 1 && v[0] == 'y') return true;
   return false;
 }
 
 int sb_ovl_set_opaque(const ovl *ov, int dirfd, const char *name) {
   int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -errno;
-  int r = fsetxattr(fd, ov->opaque_x, "y", 1, 0) == 0 ? 0 : -errno;
+  int r = sb_fsetxattr(fd, ov->opaque_x, "y", 1) == 0 ? 0 : -errno;
   close(fd);
   return r;
 }
 
 /* Is n's directory in the upper layer opaque? */
 bool sb_ovl_upper_opaque(const onode *n) {
-  int fd = n->where == UP ? openat(n->parent.fd[UP], n->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  int fd = n->where == UP ? openat(n->parent.fd[UP], n->name, SB_O_DIR | O_NOFOLLOW | O_CLOEXEC) : -1;
   bool o = fd >= 0 && sb_ovl_opaque(fd);
   if (fd >= 0) close(fd);
   return o;
 }
 
 int sb_ovl_make_whiteout(int dirfd, const char *name) {
-  return mknodat(dirfd, name, S_IFCHR | 0000, makedev(0, 0)) == 0 ? 0 : -errno;
+  return sb_mknodat(dirfd, name, S_IFCHR | 0000, makedev(0, 0)) == 0 ? 0 : -errno;
 }
 
 int sb_ovl_open_dir(int dirfd, const char *name) {
-  int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(dirfd, name, SB_O_DIR | O_NOFOLLOW | O_CLOEXEC);
   return fd >= 0 ? fd : -errno;
 }
 
@@ -287,7 +287,7 @@ int sb_ovl_lookup_path(const ovl *ov, const sb_path *p, bool follow, onode *n) {
 /* The upper layer's directory at the merged path rel (len bytes, no link,
  * no ".."), every directory on the way made there: a base directory with
  * its mode (copied up), a new one 0755, one over a whiteout opaque (what
- * the base had there stays hidden). An O_PATH fd or -errno. */
+ * the base had there stays hidden). An SB_O_PATH fd or -errno. */
 int sb_ovl_ensure_upper(const ovl *ov, const char *rel, size_t len) {
   int u = sb_ovl_dup_fd(ov->root[UP]), l = sb_ovl_dup_fd(ov->root[LO]);
   int ret = u < 0 ? u : l < 0 ? l : 0;

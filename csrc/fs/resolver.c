@@ -2,42 +2,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/path.h"
+#include "plat/fd.h"
+#include "plat/resolve.h"
 
-#define EAGAIN_RETRIES 128 /* libpathrs' bound: ~0.1 % residual under a storm */
 #define DEPTH_MAX 1024 /* directory fds the fallback may hold */
 
-static int sys_openat2_how(int dirfd, const char *path, int flags, mode_t mode, bool follow, uint64_t extra) {
-  struct open_how how;
-  memset(&how, 0, sizeof how);
-  how.flags = (unsigned)(flags | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
-  if (flags & O_CREAT) how.mode = mode; /* a mode without O_CREAT is EINVAL */
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | extra;
-  for (int i = 0; i < EAGAIN_RETRIES; i++) {
-    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-    if (fd >= 0) return fd;
-    if (errno != EAGAIN && errno != EINTR) return -errno;
-  }
-  return -EAGAIN;
-}
-
 static int sys_openat2(int dirfd, const char *path, int flags, mode_t mode, bool follow) {
-  return sys_openat2_how(dirfd, path, flags, mode, follow, 0);
+  return sb_openat2(dirfd, path, flags, mode, follow, false);
 }
 
 bool sb_openat2_available(void) {
   /* A real call, not a version check: seccomp filters answer EPERM/ENOSYS. */
-  int fd = sys_openat2(AT_FDCWD, ".", O_PATH, 0, false);
+  int fd = sys_openat2(AT_FDCWD, ".", SB_O_PATH, 0, false);
   if (fd >= 0) {
     close(fd);
     return true;
@@ -61,11 +44,6 @@ int sb_resolver_init(sb_resolver *r, int rootfd, const char *want) {
 
 const char *sb_resolver_name(const sb_resolver *r) { return r->kind == SB_RESOLVE_OPENAT2 ? "openat2" : "fallback"; }
 
-static bool on_procfs(int dirfd) {
-  struct statfs sf;
-  return fstatfs(dirfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
-}
-
 /* Splice the link `name` in cur (the component ending at buf[pos]) into
  * the rest of the path: buf becomes target + rest. 0, or -errno (-ENOTDIR:
  * not a link after all; -EXDEV: absolute, so it leaves the root even when
@@ -75,7 +53,7 @@ static int splice_link(int cur, const char *name, char saved, char *buf, size_t 
   ssize_t n = readlinkat(cur, name, target, sizeof target);
   buf[*pos] = saved; /* name ended there */
   if (n < 0) return errno == EINVAL ? -ENOTDIR : -errno;
-  if (++*hops > SB_HOPS_MAX || on_procfs(cur)) return -ELOOP;
+  if (++*hops > SB_HOPS_MAX || sb_on_procfs(cur)) return -ELOOP;
   if (n == 0) return -ENOENT;
   if ((size_t)n >= sizeof target) return -ENAMETOOLONG;
   if (target[0] == '/') return -EXDEV;
@@ -89,7 +67,7 @@ static int splice_link(int cur, const char *name, char saved, char *buf, size_t 
   return 0;
 }
 
-/* The userspace resolver: a walk over held O_PATH directory fds. With
+/* The userspace resolver: a walk over held SB_O_PATH directory fds. With
  * follow_final a final symlink is followed too (while it stays inside);
  * a component a link's target ends with "/" must be a directory, and is
  * followed, as the kernel does. */
@@ -129,10 +107,10 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
         if (ret < 0) ret = -errno;
         break;
       }
-      /* O_NOFOLLOW: a link answers ELOOP, or with O_PATH is opened itself
+      /* O_NOFOLLOW: a link answers ELOOP, or with SB_O_PATH is opened itself
        * (ENOTDIR with O_DIRECTORY); only a link is spliced */
       bool link = false;
-      if (ret >= 0 && (fl & O_PATH)) {
+      if (ret >= 0 && SB_OPENS_LINK(fl)) {
         struct stat st;
         link = fstat(ret, &st) == 0 && S_ISLNK(st.st_mode);
         if (link) close(ret);
@@ -149,7 +127,7 @@ static int walk(const sb_resolver *r, const char *rel, size_t len, int flags, mo
       if ((ret = splice_link(cur, name, saved, buf, &pos, &end, &hops)) != 0) break;
       continue;
     }
-    int fd = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(cur, name, SB_O_DIR | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
       buf[pos] = saved;
       if (sp == DEPTH_MAX) {
@@ -200,7 +178,7 @@ int sb_resolve_nolinks(const sb_resolver *r, int rootfd, const char *rel, size_t
   if (len > SB_PATH_MAX) return -ENAMETOOLONG;
   memcpy(tmp, rel, len);
   tmp[len] = '\0';
-  return sys_openat2_how(rootfd, len ? tmp : ".", flags, 0, false, RESOLVE_NO_SYMLINKS);
+  return sb_openat2(rootfd, len ? tmp : ".", flags, 0, false, true);
 }
 
 int sb_resolve(const sb_resolver *r, const char *rel, size_t len, int flags, mode_t mode) {
@@ -212,22 +190,12 @@ int sb_resolve_follow(const sb_resolver *r, const char *rel, size_t len, int fla
 }
 
 int sb_resolve_dir(const sb_resolver *r, const char *rel, size_t len) {
-  return resolve(r, rel, len, O_PATH | O_DIRECTORY, 0, true);
-}
-
-static long fd_path(int fd, char *out, size_t cap) {
-  char lnk[48];
-  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(lnk, out, cap - 1);
-  if (n < 0) return -errno;
-  if ((size_t)n >= cap - 1) return -ENAMETOOLONG;
-  out[n] = '\0';
-  return n;
+  return resolve(r, rel, len, SB_O_DIR, 0, true);
 }
 
 long sb_resolve_relpath(const sb_resolver *r, int fd, char *out, size_t cap) {
   char full[SB_PATH_MAX * 2 + 2], root[SB_PATH_MAX * 2 + 2];
-  long n = fd_path(fd, full, sizeof full), m = fd_path(r->rootfd, root, sizeof root);
+  long n = sb_fd_path_of(fd, full, sizeof full), m = sb_fd_path_of(r->rootfd, root, sizeof root);
   if (n < 0) return n;
   if (m < 0) return m;
   const char *rel;

@@ -6,11 +6,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs/dirlist.h"
+#include "plat/dir.h"
+#include "plat/random.h"
+#include "plat/stat.h"
 
 #define TMP_PREFIX ".fs-tmp-"
 
@@ -70,7 +72,7 @@ void sb_rt_fill_stat(const struct stat *st, sb_stat *out) {
                                    : SB_T_OTHER;
   /* a link's size is the length of its text, as lstat says */
   out->size = S_ISREG(st->st_mode) || S_ISLNK(st->st_mode) ? (uint64_t)st->st_size : 0;
-  out->mtime = (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9;
+  out->mtime = (double)SB_ST_MTIM(st).tv_sec + SB_ST_MTIM(st).tv_nsec / 1e9;
   out->mode = st->st_mode & 07777;
 }
 
@@ -102,33 +104,31 @@ push:
 /* The entries of dirfd; with `sizes` every non-directory is stat'ed (else
  * the type comes from d_type where the file system gives it). A `readable`
  * dirfd (opened O_RDONLY, at its start) is read as it is; an O_PATH one is
- * opened again. getdents64 directly: no DIR, no fcntl, no fstat. */
+ * opened again. */
+typedef struct list_ctx {
+  sb_fs *fs;
+  int dirfd;
+  sb_dirlist *dl;
+  unsigned flags;
+} list_ctx;
+
+static bool list_one(void *ud, const char *name, unsigned char type) {
+  list_ctx *x = ud;
+  return list_entry(x->fs, x->dirfd, name, type, x->dl, x->flags);
+}
+
 sb_code sb_rt_list(sb_fs *fs, int dirfd, sb_dirlist *dl, unsigned flags, sb_err *e) {
   bool readable = flags & SB_RT_READABLE;
   int lfd = readable ? dirfd : openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lfd < 0) return sb_rt_fail_errno(e);
-  sb_code c = SB_OK;
-  char buf[16384] __attribute__((aligned(8)));
-  for (;;) {
-    ssize_t n = getdents64(lfd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n < 0) c = sb_rt_fail_errno(e);
-      break;
-    }
-    for (ssize_t off = 0; off < n && c == SB_OK;) {
-      struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
-      if (!list_entry(fs, dirfd, de->d_name, de->d_type, dl, flags)) c = sb_fail_oom(e);
-      off += de->d_reclen;
-    }
-    if (c != SB_OK) break;
-  }
+  list_ctx x = {fs, dirfd, dl, flags};
+  int r = sb_dir_each(lfd, list_one, &x);
   if (!readable) close(lfd);
-  return c;
+  return r == 0 ? SB_OK : r == 1 ? sb_fail_oom(e) : sb_rt_fail(e, r);
 }
 
 /* splitmix64: tmp names that are unpredictable from outside (seeded once
- * from getrandom) without a system call per write. */
+ * from the kernel) without a system call per write. */
 static uint64_t next_tmp(sb_tmpnames *t) {
   uint64_t z = t->seed + ++t->count * 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -167,7 +167,7 @@ sb_code sb_rt_write_tmp(sb_tmpnames *t, int dirfd, char tmp[32], const char *dat
 }
 
 void sb_rt_tmp_init(sb_tmpnames *t, const void *salt) {
-  if (getrandom(&t->seed, sizeof t->seed, GRND_NONBLOCK) != sizeof t->seed)
+  if (!sb_random(&t->seed, sizeof t->seed))
     t->seed = (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)salt; /* still unique per process */
   t->count = 0;
 }

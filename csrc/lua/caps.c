@@ -1,37 +1,16 @@
 #include "lua/caps.h"
 
-#include <errno.h>
 #include <stdbool.h>
-#include <sched.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "confine/confine.h"
 #include "confine/landlock.h"
 #include "confine/limits.h"
 #include "confine/seccomp.h"
 #include "exec/local.h"
 #include "exec/spawn.h"
 #include "fs/resolver.h"
-
-SB_CHILD_FN static int child_exit(void *arg) {
-  (void)arg;
-  _exit(0);
-}
-
-/* Can a child be created with these namespace flags? */
-static int probe_clone(int flags) {
-  void *stack = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return 0;
-  pid_t pid = clone(child_exit, (char *)stack + 16384, flags | CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
-  int ok = pid > 0;
-  if (pid > 0)
-    while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {}
-  munmap(stack, 16384);
-  return ok;
-}
+#include "plat/os.h"
 
 static void policy_field(lua_State *L, const char *key, const char *via) {
   if (via) lua_pushstring(L, via);
@@ -52,7 +31,14 @@ static void push_policy(lua_State *L, bool ns, bool landlock) {
 }
 
 int sb_caps_push(lua_State *L) {
-  lua_createtable(L, 0, 10);
+  lua_createtable(L, 0, 14);
+  lua_pushstring(L, SB_PLATFORM);
+  lua_setfield(L, -2, "platform");
+  /* which confinement layers this build has: "linux", or false (confine =
+   * true then refuses commands, saying so) */
+  if (SB_LINUX) lua_pushliteral(L, "linux");
+  else lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "confine_layers");
   lua_pushboolean(L, sb_openat2_available());
   lua_setfield(L, -2, "openat2");
   lua_pushboolean(L, sb_local_have_pidfd());
@@ -61,13 +47,13 @@ int sb_caps_push(lua_State *L) {
   if (abi) lua_pushinteger(L, abi);
   else lua_pushboolean(L, 0);
   lua_setfield(L, -2, "landlock_abi");
-  lua_pushboolean(L, probe_clone(CLONE_NEWUSER));
+  sb_confine_host h;
+  sb_confine_probe(&h);
+  lua_pushboolean(L, h.userns);
   lua_setfield(L, -2, "userns");
-  lua_pushboolean(L, probe_clone(CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER)));
+  lua_pushboolean(L, h.netns);
   lua_setfield(L, -2, "netns");
-  /* the set a confined sandbox makes for itself (confine/ns.c) */
-  bool ns = probe_clone(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET |
-                        (geteuid() == 0 ? 0 : CLONE_NEWUSER));
+  bool ns = h.namespaces;
   lua_pushboolean(L, ns);
   lua_setfield(L, -2, "namespaces");
   push_policy(L, ns, abi > 0);

@@ -7,17 +7,18 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "plat/sigwatch.h"
 
 #define CHANNEL_MT "sandbox.channel"
 #define READ_CHUNK (64 * 1024)
 
 typedef struct channel {
-  int in, out, sigfd; /* -1 when not taken */
+  int in, out; /* -1 when not taken */
+  sb_sigwatch sig;
   bool closed, eof, skipping;
   sigset_t old; /* the caller's mask, restored by close */
   size_t max_line;
@@ -50,8 +51,8 @@ static void ch_close(channel *ch) {
   ch->closed = true;
   if (ch->in >= 0) close(ch->in);
   if (ch->out >= 0) close(ch->out);
-  if (ch->sigfd >= 0) {
-    close(ch->sigfd);
+  if (ch->sig.on) {
+    sb_sigwatch_close(&ch->sig);
     pthread_sigmask(SIG_SETMASK, &ch->old, NULL);
   }
   if (ch->buf) ch->alloc(ch->aud, ch->buf, ch->cap, 0);
@@ -65,11 +66,8 @@ static int l_close(lua_State *L) {
 
 /* A pending signal's name, without waiting; NULL when none. */
 static const char *take_signal(channel *ch) {
-  if (ch->sigfd < 0) return NULL;
-  struct signalfd_siginfo si;
-  ssize_t n;
-  while ((n = read(ch->sigfd, &si, sizeof si)) < 0 && errno == EINTR) {}
-  return n == (ssize_t)sizeof si ? signal_name((int)si.ssi_signo) : NULL;
+  int sig = sb_sigwatch_take(&ch->sig);
+  return sig ? signal_name(sig) : NULL;
 }
 
 /* The next complete line in the buffer (its length without "\n" or
@@ -164,9 +162,10 @@ static int l_read(lua_State *L) {
     }
     double left = deadline < 0 ? -1 : deadline - sb_now();
     if (deadline >= 0 && left < 0) left = 0;
-    struct pollfd pf[2] = {{.fd = ch->in, .events = POLLIN}, {.fd = ch->sigfd, .events = POLLIN}};
+    struct pollfd pf[2] = {{.fd = ch->in, .events = POLLIN}, {.fd = ch->sig.fd, .events = POLLIN}};
     double ms = left < 0 ? -1 : left * 1000 + (left > 0);
-    int r = poll(pf, ch->sigfd >= 0 ? 2 : 1, ms > 1e9 ? 1000000000 : (int)ms);
+    if (ch->sig.on && ch->sig.fd < 0 && (ms < 0 || ms > SB_SIGWATCH_SLICE_MS)) ms = SB_SIGWATCH_SLICE_MS;
+    int r = poll(pf, ch->sig.fd >= 0 ? 2 : 1, ms > 1e9 ? 1000000000 : (int)ms);
     if (r < 0 && errno != EINTR) {
       lua_pushnil(L);
       lua_pushliteral(L, "error");
@@ -259,8 +258,7 @@ static bool block_signals(lua_State *L, channel *ch) {
   sigset_t block = set;
   sigaddset(&block, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &block, &ch->old);
-  ch->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (ch->sigfd < 0) {
+  if (sb_sigwatch_open(&ch->sig, &set) != 0) {
     pthread_sigmask(SIG_SETMASK, &ch->old, NULL);
     return false;
   }
@@ -282,7 +280,7 @@ static int l_channel(lua_State *L) {
   lua_pop(L, 1);
   channel *ch = lua_newuserdata(L, sizeof *ch);
   memset(ch, 0, sizeof *ch);
-  ch->in = ch->out = ch->sigfd = -1;
+  ch->in = ch->out = ch->sig.fd = -1;
   ch->max_line = max_line > 0 ? (size_t)max_line : 1;
   ch->alloc = lua_getallocf(L, &ch->aud);
   luaL_getmetatable(L, CHANNEL_MT);

@@ -1,11 +1,12 @@
 /* Work in a forked copy of the process (lua/forkjob.h). */
 #include "lua/forkjob.h"
+#include "plat/fd.h"
+#include "plat/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,14 +102,14 @@ int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn 
   j->fd = -1;
   j->mem = sb->fs.mem;
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) {
+  if (sb_pipe_cloexec(p) != 0) {
     sb_failf(e, SB_EAGAIN, "cannot make a pipe for the work: %s", strerror(errno));
     return -1;
   }
   pid_t pid = fork();
   if (pid == 0) {
     close(p[0]);
-    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host went away: nobody wants the answer */
+    sb_die_with_parent(); /* the host went away: nobody wants the answer */
     if (sb->fs.be->forked) sb->fs.be->forked(&sb->fs);
     fn(arg, p[1]);
     _exit(0); /* nothing of the host's runs here: no atexit, no buffered stdio */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/file.h"
 #include "base/glob.h"
 #include "fs/container.h"
 #include "fs/virtual.h"
@@ -38,6 +39,7 @@
 #include "lua/search.h"
 #include "lua/tls.h"
 #include "sandbox.h"
+#include "plat/fd.h"
 
 /* Load opts.files: {["path"] = "content" | true (a directory) | {symlink =
  * "target"}}. Written by the host, so policy does not apply; limits and the
@@ -186,7 +188,7 @@ static int make_container(lua_State *L, bool overlay) {
     int err = mkdir_host(base);
     if (err) return push_open_error(L, g, err, "base_dir", base);
   }
-  int rootfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int rootfd = open(base, SB_O_DIR | O_CLOEXEC);
   if (rootfd < 0) return push_open_error(L, g, errno, "base_dir", base);
   g->fds[g->n++] = rootfd;
   if (lua_getfield(L, 1, "read_roots") == LUA_TTABLE) {
@@ -195,7 +197,7 @@ static int make_container(lua_State *L, bool overlay) {
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, -1, i);
       const char *rr = lua_tostring(L, -1);
-      int fd = rr ? open(rr, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+      int fd = rr ? open(rr, SB_O_DIR | O_CLOEXEC) : -1;
       if (fd < 0) return push_open_error(L, g, rr ? errno : EINVAL, "a read root", rr ? rr : "?");
       g->fds[g->n++] = fd;
       lua_pop(L, 1);
@@ -204,11 +206,9 @@ static int make_container(lua_State *L, bool overlay) {
   lua_pop(L, 1);
 
   /* sb.cwd: the root's real absolute path */
-  char lnk[48], cwd[SB_PATH_MAX + 1];
-  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", rootfd);
-  ssize_t cl = readlink(lnk, cwd, sizeof cwd - 1);
-  if (cl <= 0 && !realpath(base, cwd)) return push_open_error(L, g, errno, "base_dir", base);
-  if (cl > 0) cwd[cl] = '\0';
+  char cwd[SB_PATH_MAX + 1];
+  if (sb_fd_path(rootfd, cwd, sizeof cwd) != 0 && !realpath(base, cwd))
+    return push_open_error(L, g, errno, "base_dir", base);
   sb_sandbox *sb = sb_lua_new(L, &sb_container_backend, 1, cwd, strlen(cwd));
   int ud = lua_gettop(L);
   sb_container_opts o = {.rootfd = rootfd,

@@ -8,10 +8,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "lua/ports.h"
 #include "net/http.h"
+#include "plat/random.h"
 
 static void net_close(lua_State *L, sb_sandbox *sb, void *state);
 const sb_part_class sb_lua_net_part = {"net", net_close};
@@ -130,7 +130,7 @@ static int l_check_host(lua_State *L) {
 static int l_random_token(lua_State *L) {
   unsigned char raw[16];
   char hex[33];
-  if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) luaL_error(L, "getrandom: %s", strerror(errno));
+  if (!sb_random(raw, sizeof raw)) luaL_error(L, "no random bytes from the kernel: %s", strerror(errno));
   for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", raw[i]);
   lua_pushlstring(L, hex, 32);
   return 1;

@@ -14,6 +14,7 @@
 #include "fs/overlay.h"
 #include "fs/tree.h"
 #include "lua/options.h"
+#include "plat/fd.h"
 
 /* The overlay part: the state directory (upper, work, checkpoints) and
  * whether it goes at dispose. Released after the confinement part (it is
@@ -21,7 +22,7 @@
 typedef struct overlay {
   int parent_fd; /* the state directory's parent, for removing a temporary one */
   char name[NAME_MAX + 1];
-  int upper_fd, work_fd; /* O_PATH | O_DIRECTORY */
+  int upper_fd, work_fd; /* SB_O_DIR */
   bool temporary;
 } overlay;
 
@@ -42,7 +43,7 @@ static const sb_part_class overlay_part = {"overlay", ov_close};
 
 static int open_dir(int dirfd, const char *name) {
   if (mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST) return -1;
-  return openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  return openat(dirfd, name, SB_O_DIR | O_NOFOLLOW | O_CLOEXEC);
 }
 
 static sb_code fail_path(sb_err *e, const char *what, const char *path) {
@@ -89,9 +90,9 @@ static sb_code prepare(overlay *ov, const char *state, const char *base, char *r
   char *slash = strrchr(real, '/');
   snprintf(ov->name, sizeof ov->name, "%s", slash + 1);
   *slash = '\0';
-  ov->parent_fd = open(slash == real ? "/" : real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  ov->parent_fd = open(slash == real ? "/" : real, SB_O_DIR | O_CLOEXEC);
   *slash = '/';
-  int sfd = ov->parent_fd < 0 ? -1 : openat(ov->parent_fd, ov->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int sfd = ov->parent_fd < 0 ? -1 : openat(ov->parent_fd, ov->name, SB_O_DIR | O_NOFOLLOW | O_CLOEXEC);
   if (sfd < 0) return fail_path(e, "cannot open", real);
   char seen[PATH_MAX + 2];
   ssize_t n = sb_read_small(sfd, "base", seen, sizeof seen);

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "exec/local.h"
@@ -22,6 +21,8 @@
 #include "lua/confine.h"
 #include "lua/exec.h"
 #include "lua/tls.h"
+#include "plat/fd.h"
+#include "plat/proc.h"
 
 #define GATE_META "sandbox.Gate"
 
@@ -68,6 +69,10 @@ static int net_ready(sb_sandbox *sb, const char *what, sb_err *e) {
   sb_net *n = sb_lua_net(sb);
   sb_confine *c = sb_lua_confine(sb);
   const sb_netns *ns = c ? sb_confine_netns(c) : NULL;
+  if (!ns && c && c->refuse) { /* commands are refused: say why, not what would help otherwise */
+    sb_failf(e, SB_ENOTSUP, "%s", c->why);
+    return -1;
+  }
   if (!ns) {
     sb_failf(e, SB_EINVAL,
              "%s needs the sandbox's commands in their own network (allow_outbound = "
@@ -159,7 +164,7 @@ static int host_listener(const char *host, uint16_t *port, sb_err *e) {
     sb_failf(e, SB_EINVAL, "bind_host must be an IP address (\"127.0.0.1\", \"::1\", \"0.0.0.0\"), not %.100s", host);
     return -1;
   }
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+  int fd = sb_socket_cloexec(ss.ss_family, SOCK_STREAM, true), one = 1;
   if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
       bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 128) != 0 ||
       getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
@@ -240,7 +245,7 @@ static int l_gate_start(lua_State *L) {
     sb_fail(&e, SB_EINVAL, "this port is already in use");
     return sb_push_err(L, &e, NULL, 0);
   }
-  if (u->g.ttl > 0 && (u->g.pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+  if (u->g.ttl > 0 && (u->g.pidfd = sb_pidfd_open(pid)) < 0) {
     sb_failf(&e, SB_EIO, "pidfd_open: %s", strerror(errno));
     return sb_push_err(L, &e, NULL, 0);
   }

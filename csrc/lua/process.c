@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "plat/signame.h"
 
 /* Running handles are anchored in a per-sandbox table {[id] = handle} so
  * callbacks can reach them; a handle refers to its sandbox only weakly, so
@@ -131,7 +132,7 @@ static int parse_signal(lua_State *L, int idx) {
   const char *s = luaL_optstring(L, idx, "TERM");
   if (strncmp(s, "SIG", 3) == 0) s += 3;
   for (int sig = 1; sig < NSIG; sig++) {
-    const char *a = sigabbrev_np(sig);
+    const char *a = sb_signame(sig);
     if (a && strcmp(a, s) == 0) return sig;
   }
   return luaL_argerror(L, idx, "unknown signal name");

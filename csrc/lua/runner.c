@@ -11,6 +11,7 @@
 
 #include "lua/options.h"
 #include "sandbox.h"
+#include "plat/signame.h"
 
 /* Registry key of the state's handler for errors raised by callbacks. */
 static const char ERROR_HANDLER = 0;
@@ -47,7 +48,7 @@ typedef struct cbcall {
 } cbcall;
 
 static const char *sig_name(int sig, char *buf, size_t n) {
-  const char *a = sigabbrev_np(sig);
+  const char *a = sb_signame(sig);
   if (a) snprintf(buf, n, "SIG%s", a);
   else snprintf(buf, n, "SIG%d", sig);
   return buf;

@@ -1,10 +1,10 @@
 #include "net/gate.h"
+#include "plat/proc.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Same time whatever the first difference: the token is not guessable by
@@ -28,7 +28,7 @@ static bool carries(const sb_gate *g, const char *head, size_t len, const char *
 }
 
 static void signal_leader(sb_gate *g, int sig) {
-  if (g->pidfd >= 0) syscall(SYS_pidfd_send_signal, g->pidfd, sig, NULL, 0);
+  if (g->pidfd >= 0) sb_pidfd_signal(g->pidfd, sig);
 }
 
 static void on_kill_timer(uv_timer_t *t) { signal_leader(t->data, SIGKILL); }

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "net/head.h"
+#include "plat/bytes.h"
 
 enum { HEAD, BODY, CHUNK_LINE, CHUNK_DATA, TRAILER, RAW };
 
@@ -18,7 +19,7 @@ void sb_h1req_init(sb_h1req *r, const sb_mem *m) {
 
 void sb_h1req_free(sb_h1req *r) {
   if (r->buf) {
-    explicit_bzero(r->buf, r->cap);
+    sb_wipe(r->buf, r->cap);
     sb_free(r->mem, r->buf, r->cap);
   }
   r->buf = NULL;
@@ -32,7 +33,7 @@ static bool gather(sb_h1req *r, char ch) {
     if (!b) return false;
     if (r->buf) {
       memcpy(b, r->buf, r->len);
-      explicit_bzero(r->buf, r->cap);
+      sb_wipe(r->buf, r->cap);
       sb_free(r->mem, r->buf, r->cap);
     }
     r->buf = b;
@@ -145,7 +146,7 @@ int sb_h1req_feed(sb_h1req *r, const char *p, size_t n, const sb_h1out *out, cha
       if (!out->body(out->ud, r->buf, r->len)) return -1;
       if (r->len == 2 && r->buf[0] == '\r') r->state = HEAD;
     }
-    explicit_bzero(r->buf, r->len);
+    sb_wipe(r->buf, r->len);
     r->len = 0;
   }
   return 0;

@@ -1,4 +1,5 @@
 #include "net/hosts.h"
+#include "plat/bytes.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -143,7 +144,7 @@ void sb_netpolicy_free(const sb_mem *m, sb_netpolicy *p) {
   sb_free(m, p->allow.v, p->allow.n * sizeof *p->allow.v);
   sb_free(m, p->deny.v, p->deny.n * sizeof *p->deny.v);
   for (size_t i = 0; i < p->nsecrets; i++) {
-    explicit_bzero(p->secrets[i].value, p->secrets[i].vlen); /* nothing of it left in freed memory */
+    sb_wipe(p->secrets[i].value, p->secrets[i].vlen); /* nothing of it left in freed memory */
     sb_free(m, p->secrets[i].value, p->secrets[i].vlen + 1);
     sb_free(m, p->secrets[i].header, p->secrets[i].hlen + 1);
   }

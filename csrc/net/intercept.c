@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 
 #include "net/h1req.h"
+#include "plat/bytes.h"
 
 #define PLAIN (16 * 1024)
 /* A host that takes the connection but never completes TLS: the command's
@@ -80,11 +81,11 @@ static bool on_head(void *ud, const char *head, size_t len) {
     ok = n && ssl_write(t, t->up, out, n);
   }
   if (line) {
-    explicit_bzero(line, s->hlen + s->vlen + 5);
+    sb_wipe(line, s->hlen + s->vlen + 5);
     sb_free(t->c->srv->mem, line, s->hlen + s->vlen + 5);
   }
   if (out) {
-    explicit_bzero(out, cap);
+    sb_wipe(out, cap);
     sb_free(t->c->srv->mem, out, cap);
   }
   if (ok) { /* the audit record names the request's method, then the tunnel's again */
@@ -135,7 +136,7 @@ static bool pump_down(icpt *t) {
       return false;
     }
     int st = sb_h1req_feed(&t->req, buf, (size_t)n, &out, why, sizeof why);
-    explicit_bzero(buf, (size_t)n);
+    sb_wipe(buf, (size_t)n);
     if (st < 0) return false;
     if (st > 0) {
       refuse_inside(t, st, why);

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "net/intercept.h"
+#include "plat/bytes.h"
 
 /* A request between its head and the answer of the resolver. */
 typedef struct preq {
@@ -25,7 +26,7 @@ static void preq_free(sb_netconn *c) {
   if (!q) return;
   const sb_mem *m = c->srv->mem;
   if (q->up) {
-    if (q->secret) explicit_bzero(q->up, q->upcap); /* it held a secret's value */
+    if (q->secret) sb_wipe(q->up, q->upcap); /* it held a secret's value */
     sb_free(m, q->up, q->upcap);
   }
   sb_free(m, q, sizeof *q);
@@ -45,7 +46,7 @@ static bool split_authority(const char *a, size_t len, uint16_t def, char *host,
       colon = rb + 1;
     }
   } else {
-    colon = memrchr(a, ':', len);
+    colon = sb_memrchr(a, ':', len);
     he = colon ? colon : a + len;
   }
   if (he <= hs || (size_t)(he - hs) >= hlen || memchr(a, '@', len)) return false;
@@ -155,7 +156,7 @@ static bool plain_request(sb_netconn *c, preq *q, const char *method, const char
   }
   q->uplen = sb_http_rewrite(head, len, line, drop, add, q->up, cap);
   if (sec) {
-    explicit_bzero(add, strlen(add));
+    sb_wipe(add, strlen(add));
     sb_free(c->srv->mem, add, sec->hlen + sec->vlen + strlen(extra) + 5);
   }
   if (!q->uplen) {

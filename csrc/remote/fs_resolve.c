@@ -1,4 +1,5 @@
 #include "remote/fs_impl.h"
+#include "plat/bytes.h"
 
 #include <string.h>
 
@@ -98,7 +99,7 @@ static sb_code resolve(sb_fs *fs, const char *path, size_t len, bool follow, rno
     if (sb_path_is_dot(buf + b, clen)) continue;
     if (sb_path_is_dotdot(buf + b, clen)) {
       if (out->rlen == 0) return sb_fail(e, SB_EESCAPE, "path escapes the sandbox (through '..' or a symbolic link)");
-      char *slash = memrchr(out->rel, '/', out->rlen);
+      char *slash = sb_memrchr(out->rel, '/', out->rlen);
       out->rlen = slash ? (size_t)(slash - out->rel) : 0;
       out->rel[out->rlen] = '\0';
       continue;

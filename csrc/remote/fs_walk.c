@@ -1,4 +1,6 @@
 #include "remote/fs_impl.h"
+#include "plat/bytes.h"
+#include "plat/fd.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,7 +108,7 @@ static void mark_ends(wstate *w) {
 }
 
 static const char *base_name(const char *s, size_t len, size_t *nlen) {
-  const char *slash = memrchr(s, '/', len);
+  const char *slash = sb_memrchr(s, '/', len);
   const char *b = slash ? slash + 1 : s;
   *nlen = len - (size_t)(b - s);
   return b;
@@ -239,7 +241,7 @@ sb_code sb_rm_open_ref(sb_fs *fs, const void *ref, int *fd, sb_bytes *mem, sb_er
   if (c != SB_OK) return c;
   rfs *r = RF(fs);
   if ((c = sb_rm_read_abs(fs, path, &r->ref, e)) != SB_OK) return c;
-  int m = memfd_create("sandbox-remote", MFD_CLOEXEC);
+  int m = sb_anon_file("sandbox-remote");
   if (m < 0) return sb_fail_errno(e, errno);
   for (size_t done = 0; done < r->ref.len;) {
     ssize_t w = write(m, r->ref.p + done, r->ref.len - done);

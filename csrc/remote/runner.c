@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "plat/signame.h"
 
 /* ---- the loop's side -------------------------------------------------- */
 
@@ -104,7 +104,7 @@ static void rp_kill(sb_proc *b, int sig) {
 static int signal_of(const char *status) {
   const char *s = strncmp(status, "signal: ", 8) == 0 ? status + 8 : status;
   for (int sig = 1; sig < NSIG; sig++) {
-    const char *d = strsignal(sig), *abbrev = sigabbrev_np(sig);
+    const char *d = strsignal(sig), *abbrev = sb_signame(sig);
     size_t n = d ? strlen(d) : 0;
     if (n && strncasecmp(s, d, n) == 0 && (s[n] == '\0' || s[n] == ' ')) return sig;
     if (abbrev && strncmp(s, "SIG", 3) == 0 && strcmp(s + 3, abbrev) == 0) return sig;
@@ -205,8 +205,7 @@ static void dispatch(rrunner *rr, rev *v) {
 
 /* Take every queued event and handle it; true when there was one. */
 static bool drain(rrunner *rr) {
-  uint64_t n;
-  if (read(rr->efd, &n, sizeof n) != sizeof n) n = 0;
+  sb_notify_drain(&rr->wake);
   pthread_mutex_lock(&rr->mu);
   rev *v = rr->head;
   rr->head = NULL;
@@ -256,7 +255,7 @@ static bool rr_run(sb_runner *r, sb_proc *p, double timeout) {
     double left = deadline < 0 ? -1 : deadline - sb_now();
     if (deadline >= 0 && left <= 0) break;
     double wait = left < 0 ? next : next < 0 || left < next ? left : next;
-    struct pollfd pf = {.fd = rr->efd, .events = POLLIN};
+    struct pollfd pf = {.fd = rr->wake.rfd, .events = POLLIN};
     int ms = wait < 0 ? -1 : (int)(wait * 1000) + 1;
     if (poll(&pf, 1, ms) < 0 && errno != EINTR) break;
     if (!p && pf.revents) {
@@ -269,7 +268,7 @@ static bool rr_run(sb_runner *r, sb_proc *p, double timeout) {
   return p ? p->finished : true;
 }
 
-static int rr_backend_fd(sb_runner *r) { return RR(r)->efd; }
+static int rr_backend_fd(sb_runner *r) { return RR(r)->wake.rfd; }
 
 static int rr_backend_timeout(sb_runner *r) {
   double next = timers(RR(r));
@@ -424,7 +423,7 @@ static void rr_close(sb_runner *r) {
   }
   drain(rr);
   sb_runner_detach_all(r); /* what the binding still holds stays readable */
-  close(rr->efd);
+  sb_notify_close(&rr->wake);
   pthread_mutex_destroy(&rr->mu);
   pthread_cond_destroy(&rr->started);
   sb_mem m = rr->mem;
@@ -454,8 +453,7 @@ sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg,
     return NULL;
   }
   memset(rr, 0, sizeof *rr);
-  rr->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (rr->efd < 0) {
+  if (sb_notify_open(&rr->wake) != 0) {
     sb_fail_errno(e, errno);
     sb_free(m, rr, sizeof *rr);
     return NULL;

@@ -3,7 +3,7 @@
  *
  * Each command's event stream is read by a thread of its own (a blocking
  * libcurl stream, with keepalives and the idle limit of remote/client.h);
- * the thread hands events to the loop through a queue and an eventfd, and
+ * the thread hands events to the loop through a queue and a wake-up fd, and
  * everything the binding sees — output caps, the h:read queues, timeouts
  * (SIGTERM, kill_grace, SIGKILL), results — happens on the loop's thread,
  * exactly as in exec/local.c. A stream that drops while its process runs is
@@ -33,7 +33,7 @@ typedef struct sb_remote_runner_config {
   bool login; /* commands read the login profile first (remote/tree.h) */
 } sb_remote_runner_config;
 
-/* A runner; NULL with e when it cannot be made (OOM, no eventfd). */
+/* A runner; NULL with e when it cannot be made (OOM, no wake-up fd). */
 sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg, sb_err *e);
 
 #endif

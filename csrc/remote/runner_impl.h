@@ -10,6 +10,7 @@
 #include "remote/runner.h"
 #include "remote/tree.h"
 #include "remote/process.h"
+#include "plat/fd.h"
 
 /* A dropped stream is reattached this many times, waiting RESUME_WAIT
  * seconds more before each try. */
@@ -39,7 +40,7 @@ typedef struct rrunner {
   sb_mem mem; /* the Lua state's allocator: the loop's thread only */
   pthread_mutex_t mu;
   pthread_cond_t started; /* a thread's stream has started, or failed to */
-  int efd;
+  sb_notify wake;
   rev *head, **tail; /* events not yet dispatched */
   bool tree_ok; /* a command passed the wrapper's check (remote/tree.h) */
 } rrunner;

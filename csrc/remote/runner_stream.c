@@ -1,6 +1,6 @@
 /* The remote runner's stream threads (remote/runner.h): one per command,
  * a blocking envd stream each; events go to the loop through a queue and
- * an eventfd. The start's outcome waits for the wrapper's first byte
+ * a wake-up fd (plat/fd.h). The start's outcome waits for the wrapper's first byte
  * (remote/tree.h); a full h:read queue holds the thread here. */
 #include "remote/runner_impl.h"
 
@@ -20,8 +20,7 @@ static bool push(rrunner *rr, rev *v) {
   *rr->tail = v;
   rr->tail = &v->next;
   pthread_mutex_unlock(&rr->mu);
-  uint64_t one = 1;
-  return write(rr->efd, &one, sizeof one) == sizeof one;
+  return sb_notify_post(&rr->wake);
 }
 
 rev *sb_rr_new_ev(rproc *p, int kind, size_t len) {

@@ -1,9 +1,10 @@
 #include "remote/tree.h"
+#include "plat/signame.h"
+#include "plat/random.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 /* The wrapper (remote/tree.h), POSIX sh as dash, bash and busybox run it.
  * sweep SIG MARK SPARE [FROM]: signal every process whose environment has
@@ -97,7 +98,7 @@ static const char script[] =
 
 bool sb_rtree_init(sb_rtree *t) {
   unsigned char raw[16];
-  if (getrandom(raw, sizeof raw, GRND_NONBLOCK) != (ssize_t)sizeof raw) return false;
+  if (!sb_random(raw, sizeof raw)) return false;
   for (size_t i = 0; i < sizeof raw; i++) snprintf(t->mark + 2 * i, 3, "%02x", raw[i]);
   return true;
 }
@@ -122,7 +123,7 @@ static sb_code ignore(void *ud, const sb_rproc_event *ev, sb_err *e) {
 }
 
 sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e) {
-  const char *name = sigabbrev_np(sig); /* by name: the engine's numbers need not be this host's */
+  const char *name = sb_signame(sig); /* by name: the engine's numbers need not be this host's */
   if (!name) return sb_failf(e, SB_EINVAL, "signal %d has no name to send it by", sig);
   const char *args[] = {"-c", script, "agent-sandbox", "kill", name, t->mark, NULL};
   sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .deadline = limit, .keepalive = 1};

@@ -1,4 +1,7 @@
 #include "review/scan.h"
+#include "plat/stat.h"
+#include "plat/fd.h"
+#include "plat/xattr.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -6,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #define SCAN_DEPTH_MAX 256
@@ -25,7 +26,7 @@ static bool is_opaque(int dirfd) {
   static const char *const names[] = {"trusted.overlay.opaque", "user.overlay.opaque"};
   for (size_t i = 0; i < 2; i++) {
     char v[4];
-    ssize_t n = fgetxattr(dirfd, names[i], v, sizeof v);
+    ssize_t n = sb_fgetxattr(dirfd, names[i], v, sizeof v);
     if (n == 1 && v[0] == 'y') return true;
   }
   return false;
@@ -34,8 +35,8 @@ static bool is_opaque(int dirfd) {
 static void fill(sb_scan_entry *e, const struct stat *st) {
   e->type = type_of(st);
   e->size = (uint64_t)st->st_size;
-  e->mtime_sec = (int64_t)st->st_mtim.tv_sec;
-  e->mtime_nsec = st->st_mtim.tv_nsec;
+  e->mtime_sec = (int64_t)SB_ST_MTIM(st).tv_sec;
+  e->mtime_nsec = SB_ST_MTIM(st).tv_nsec;
   e->opaque = false;
 }
 
@@ -153,7 +154,7 @@ int sb_scan_one(int rootfd, const char *rel, sb_scan_entry *out) {
       close(fd);
       return r;
     }
-    int sub = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int sub = openat(fd, name, SB_O_DIR | O_NOFOLLOW | O_CLOEXEC);
     int err = errno;
     close(fd);
     if (sub < 0) return err == ELOOP || err == ENOTDIR ? ENOENT : err; /* a link or a file on the way: not there */

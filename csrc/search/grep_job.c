@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "search/search_impl.h"
+#include "plat/bytes.h"
 
 typedef struct tls {
   sb_mstate ms;
@@ -108,7 +109,7 @@ static bool on_match(void *ud, size_t ls, size_t le) {
     size_t b = ls;
     unsigned k = 0;
     while (k < s->before && b > c->shown) {
-      const char *nl = b >= 2 ? memrchr(c->buf + c->shown, '\n', b - 1 - c->shown) : NULL;
+      const char *nl = b >= 2 ? sb_memrchr(c->buf + c->shown, '\n', b - 1 - c->shown) : NULL;
       b = nl ? (size_t)(nl - c->buf) + 1 : c->shown;
       k++;
     }

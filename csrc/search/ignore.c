@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/glob.h"
+#include "plat/bytes.h"
 
 /* A rule in `rules`: the header, then the pattern's bytes. */
 typedef struct rule {
@@ -108,7 +109,7 @@ static bool rule_matches(const rule *r, const char *pat, const char *sub, size_t
 bool sb_ignore_match(const sb_ignore *ig, const char *rel, size_t rlen, bool is_dir) {
   size_t nl;
   const level *lv = levels(ig, &nl);
-  const char *slash = memrchr(rel, '/', rlen);
+  const char *slash = sb_memrchr(rel, '/', rlen);
   const char *base = slash ? slash + 1 : rel;
   size_t blen = rlen - (size_t)(base - rel);
   for (size_t k = nl; k-- > 0;) {

@@ -1,6 +1,7 @@
 #include "search/matcher.h"
 
 #include "base/utf8.h"
+#include "plat/bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -332,7 +333,7 @@ size_t sb_count_newlines(const char *p, size_t n) {
 }
 
 static size_t line_start(const char *buf, size_t from, size_t at) {
-  const char *nl = at > from ? memrchr(buf + from, '\n', at - from) : NULL;
+  const char *nl = at > from ? sb_memrchr(buf + from, '\n', at - from) : NULL;
   return nl ? (size_t)(nl - buf) + 1 : from;
 }
 

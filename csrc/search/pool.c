@@ -1,6 +1,6 @@
 #include "search/pool.h"
+#include "plat/cpu.h"
 
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +40,7 @@ void sb_job_free(sb_job *j) {
   free(j);
 }
 
-size_t sb_pool_cpus(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return (size_t)CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (size_t)n : 1;
-}
+size_t sb_pool_cpus(void) { return sb_cpu_count(); }
 
 static sb_job *at(sb_pool *p, size_t i) { return p->ring[i % SB_POOL_QUEUE]; }
 

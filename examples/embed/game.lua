@@ -7,7 +7,11 @@ local sandbox = require "sandbox"
 
 local dir = os.getenv("EMBED_DIR") or "/tmp/sandbox-embed-demo"
 os.execute("mkdir -p '" .. dir .. "'")
-local sb = assert(sandbox.container { base_dir = dir, max_background_processes = 8, max_read_bytes = "32MB" })
+-- Off Linux (macOS) a build has no confinement: commands run there only when
+-- asked for without it, and with the host's network (README: Platforms).
+local bare = not sandbox.capabilities().confine_layers
+local sb = assert(sandbox.container { base_dir = dir, max_background_processes = 8, max_read_bytes = "32MB",
+                                      confine = not bare, allow_outbound = bare })
 local notes = sandbox.virtual { max_total_bytes = "256MB", max_write_bytes = "64MB" } -- the host's cap bites first
 
 local function say(fmt, ...) io.write(("[frame %3d] " .. fmt .. "\n"):format(FRAME or 0, ...)) end
