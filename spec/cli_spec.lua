@@ -153,7 +153,7 @@ end)
 
 describe("agent-sandbox run, the confinement's attack classes as one-liners", function()
   if unconfined then
-    pending("not run here: commands are unconfined under valgrind")
+    pending("not run here: commands are unconfined in this run (valgrind; make PORTABLE=1)")
     return
   end
   local root, marker, host_pid, host_limits, hostname

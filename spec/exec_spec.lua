@@ -255,7 +255,8 @@ describe("exec", function()
       assert_gone(m)
     end)
 
-    require("support.tree_kill")(it, function() return sb end, assert_gone)
+    local layers, group_only = hostcan.layers()
+    require("support.tree_kill")(it, function() return sb end, assert_gone, nil, not layers and group_only or nil)
 
     it("does not hang when a grandchild keeps the output pipe open", function()
       local m = procs.marker()
@@ -528,6 +529,9 @@ end)
 
 describe("a host that dies without disposing", function()
   it("takes its commands' leaders with it (SIGKILL to the host)", function()
+    if not hostcan.can("commands ended with a host killed by SIGKILL (a parent-death signal)", hostcan.layers()) then
+      return
+    end
     local d = backends.tmpdir("death")
     local m = procs.marker()
     local script = ([[%s -e '

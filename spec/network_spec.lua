@@ -9,6 +9,11 @@ local sh = require "support.sh"
 local hostcan = require "support.host"
 
 local confine = not os.getenv("SANDBOX_TEST_UNCONFINED") -- valgrind: see the Makefile
+local without_layers = require("support.host").without_layers("commands are kept off the network (or to allowed hosts) by a network namespace")
+if without_layers then
+  describe("network", function() pending(without_layers) end)
+  return
+end
 
 local function new(opts)
   opts = opts or {}

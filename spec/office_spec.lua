@@ -12,6 +12,11 @@ local sh = require "support.sh"
 local procs = require "support.procs"
 local document = require "sandbox.document"
 local docparse = require "sandbox.docparse"
+local without_layers = require("support.host").without_layers("the parsers run in a confined ContainerSandbox of their own, which fails closed here")
+if without_layers then
+  describe("documents in their helpers", function() pending(without_layers) end)
+  return
+end
 
 local PY = "/usr/bin/python3" -- Debian's, with python3-docx, -openpyxl, -xlsxwriter, -cairo (scripts/deps.sh)
 local NPM = sh.build:gsub("/build[^/]*$", "/build/npm")

@@ -202,7 +202,7 @@ for _, be in ipairs(backends.list) do
 
     if be.commands == false then
       it("run_command fails closed where commands cannot run, saying why", function()
-        bad(t.run_command.execute { command = { "true" } }, "mount namespace")
+        bad(t.run_command.execute { command = { "true" } }, "namespace")
       end)
     elseif be.kind ~= "virtual" then
       describe("commands", function()

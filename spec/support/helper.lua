@@ -15,9 +15,14 @@ busted.subscribe({ "file", "end" }, function()
   return nil, true
 end)
 
+-- A build without Linux's layers: the suite's commands unconfined, with the
+-- host's network (spec/support/unlayered.lua)
+require "support.unlayered"
+local caps = require("sandbox").capabilities()
+
 -- Commands fail closed on a kernel without Landlock (SPEC §6): the specs that
 -- run them cannot pass there, and the run says so before anything else.
-if not require("sandbox").capabilities().landlock_abi and not os.getenv("SANDBOX_TEST_UNCONFINED") then
+if caps.confine_layers and not caps.landlock_abi and not os.getenv("SANDBOX_TEST_UNCONFINED") then
   require("support.host").note("the confined-command specs",
     "this kernel has no Landlock (Linux 5.13 or later, CONFIG_SECURITY_LANDLOCK, lsm=landlock): commands are refused there by design")
 end

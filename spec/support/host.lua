@@ -132,6 +132,26 @@ function M.program(path)
   end)
 end
 
+--- Does this build have Linux's confinement layers (namespaces, Landlock,
+--- seccomp, cgroups)? Not in `make PORTABLE=1` nor off Linux. true, or
+--- false and why.
+function M.layers()
+  return probe("layers", function()
+    local caps = require("sandbox").capabilities()
+    return caps.confine_layers and true
+      or ("this build has no Linux layers (%s): its commands run unconfined"):format(
+        caps.platform == "linux" and "make PORTABLE=1" or caps.platform)
+  end)
+end
+
+--- What a spec file that needs Linux's layers says in a build without
+--- them (it then makes one pending case of it and returns), or nil.
+function M.without_layers(what)
+  local ok, why = M.layers()
+  if ok then return nil end
+  return ("not run here: %s; %s"):format(what, why)
+end
+
 --- Where the host cannot do what a case needs: note it (the case passes,
 --- said) and return false; else true. Use: if not host.can(what, host.root()) then return end
 function M.can(what, ok, why)
