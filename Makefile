@@ -205,11 +205,12 @@ all: $(TESTBIN)
 # commands run unconfined (SANDBOX_TEST_UNCONFINED, as under valgrind: the
 # specs of confinement and attacks say why they do not run) with the host's
 # network (spec/support/unlayered.lua, also in every Lua host a spec starts),
-# so the run itself is kept in namespaces of its own: a private /tmp and
-# /dev/shm, its own hostname and PIDs (a shell as their init reaps orphans).
+# so the run itself is kept in namespaces of its own: a private /dev/shm
+# (where the test directories are), its own hostname and PIDs (a shell as
+# their init reaps orphans). /tmp stays the host's: the run's counts go there.
 PORTABLE_RUN = unshare --mount --uts --ipc --pid --fork --kill-child --mount-proc \
   $(if $(filter 0,$(shell id -u)),,--map-root-user) sh -c \
-  'mount -t tmpfs -o mode=1777 tmpfs /tmp && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && "$$@"' sh \
+  'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && "$$@"' sh \
   env SANDBOX_TEST_UNCONFINED=1 LUA_INIT_5_4=@$(abspath spec/support/unlayered.lua)
 test: $(MODULE) $(TESTBIN) $(DOC_WANT)
 	bash scripts/npm-deps.sh
