@@ -52,9 +52,15 @@ UV_LINK := -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread
 PARTS := base audit fs exec confine net remote search review lua
 # Linux's layers, and what stands for them on a system without (SPEC §19)
 LINUX_ONLY := $(addprefix csrc/confine/,linux.c child.c cgroup.c landlock.c seccomp.c ns.c view.c rules.c netns.c) \
-              csrc/net/agent.c
-NO_LINUX := csrc/confine/none.c csrc/net/agent_none.c
+              csrc/net/agent.c csrc/exec/zygote.c csrc/exec/zygote_program.c
+NO_LINUX := csrc/confine/none.c csrc/net/agent_none.c csrc/exec/zygote_none.c
 SRC := $(filter-out $(if $(NO_LINUX_LAYERS),$(LINUX_ONLY),$(NO_LINUX)),$(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c)))
+# The zygote program (csrc/zygote/, exec/zygote.h), built apart (no
+# sanitizer: it is a process of its own) and carried in the module as bytes
+# (exec/zygote_program.c).
+ZYGOTE_SRC := csrc/zygote/main.c csrc/exec/spawn_child.c csrc/confine/child.c csrc/base/child.c
+ZYGOTE_BIN := $(BUILD)/zygote/sandbox-spawn
+OBJ := $(if $(NO_LINUX_LAYERS),,$(BUILD)/obj/gen/zygote_program.o)
 OBJ := $(patsubst csrc/%.c,$(BUILD)/obj/%.o,$(SRC))
 DEP := $(OBJ:.o=.d)
 MODULE := $(BUILD)/sandbox/core.so
@@ -82,6 +88,12 @@ nvim:
 $(BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(ZYGOTE_BIN): $(ZYGOTE_SRC) $(wildcard csrc/exec/*.h csrc/confine/*.h csrc/base/*.h csrc/plat/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -Icsrc -s -o $@ $(ZYGOTE_SRC)
+$(BUILD)/obj/exec/zygote_program.o: $(ZYGOTE_BIN)
+$(BUILD)/obj/exec/zygote_program.o: CFLAGS += -DSB_ZYGOTE_PROGRAM='"$(abspath $(ZYGOTE_BIN))"'
 
 $(MODULE): $(OBJ)
 	@mkdir -p $(dir $@)

@@ -313,6 +313,140 @@ describe("confinement", function()
     end)
   end)
 
+  -- A sandbox's confined commands from the second on are forked by its
+  -- zygote (exec/zygote.h), which took the layers once; the first is
+  -- spawned directly. Both must give the command the same confinement.
+  describe("the zygote", function()
+    -- box's zygote: the host's child named so, in the mount namespace of
+    -- box's init (other sandboxes of this process have theirs)
+    local function zygotes(box)
+      local function mnt(pid) return sh.lines(("readlink /proc/%d/ns/mnt; true"):format(pid))[1] end
+      local want, out = mnt(box.confinement.namespaces.init), {}
+      for _, f in ipairs(sh.lines("grep -lx sandbox-spawn /proc/[0-9]*/comm 2>/dev/null; true")) do
+        local pid = f:match("^/proc/(%d+)/comm$")
+        local stat = pid and read("/proc/" .. pid .. "/stat") or ""
+        local ppid = stat:match("^%d+ %b() %a (%d+)")
+        if ppid and tonumber(ppid) == tonumber(sh.pid()) and mnt(pid) == want then out[#out + 1] = tonumber(pid) end
+      end
+      return out
+    end
+    local function alive(pid) -- a zombie is not: it only waits for the host to reap it
+      local state = (read("/proc/" .. pid .. "/stat") or ""):match("^%d+ %(sandbox%-spawn%) (%a)")
+      return state ~= nil and state ~= "Z"
+    end
+    -- what a command can see of its own confinement, pids and timing left out
+    local report = [[
+      grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status
+      for n in user mnt ipc uts cgroup net pid; do echo "$n $(readlink /proc/self/ns/$n)"; done
+      set -- $(cut -d' ' -f5,6 /proc/$$/stat)
+      echo "ppid $PPID group-leader $([ "$1" = $$ ] && echo yes) session-leader $([ "$2" = $$ ] && echo yes)"
+      cut -c1-60 /proc/self/limits; cat /proc/self/cgroup; hostname; pwd; umask; cat /proc/1/comm
+      (echo x > /usr/escape) 2>/dev/null && echo wrote-outside || echo outside-refused
+      (echo x > mine) && echo wrote-inside
+      unshare -U true 2>/dev/null && echo unshared || echo unshare-refused]]
+
+    it("gives the later commands the first one's confinement", function()
+      local s2 = new { file_size_limit = "1MB" }
+      local first = assert(s2:exec("sh", { "-c", report }))
+      assert.same({}, zygotes(s2)) -- made at the second command
+      for i = 1, 3 do
+        local r = assert(s2:exec("sh", { "-c", report }))
+        assert.equal(0, r.exit_code, r.stderr)
+        assert.equal(first.stdout, r.stdout, "command " .. (i + 1))
+        assert.equal(first.stderr, r.stderr)
+      end
+      assert.equal(1, #zygotes(s2))
+      assert.matches("Seccomp:%s+2", first.stdout)
+      assert.matches("NoNewPrivs:%s+1", first.stdout)
+      assert.matches("CapEff:%s+0+\n", first.stdout)
+      assert.matches("outside%-refused", first.stdout)
+      assert.matches("unshare%-refused", first.stdout)
+      s2:dispose()
+    end)
+
+    it("is out of the commands' reach, holds no fd of the host's but its standard streams, and ends with the sandbox", function()
+      local s2 = new()
+      for _ = 1, 2 do assert(s2:exec("true")) end
+      local z = zygotes(s2)
+      assert.equal(1, #z)
+      -- in the commands' PID namespace it does not exist
+      local r = assert(s2:exec("sh", { "-c", "cat /proc/[0-9]*/comm" }))
+      assert.is_nil(r.stdout:find("sandbox-spawn", 1, true))
+      -- its fds: 0-2 (the host's, as the init keeps them) and its socket
+      local extra = sh.lines(("for f in /proc/%d/fd/*; do n=${f##*/}; [ $n -gt 2 ] && readlink $f; done; true"):format(z[1]))
+      assert.equal(1, #extra, table.concat(extra, " "))
+      assert.matches("^socket:", extra[1])
+      s2:dispose()
+      assert.is_false(alive(z[1]))
+      assert.same({}, procs.zombie_children(sh.pid()))
+    end)
+
+    it("holds nothing of the host's memory: a program of its own, with an empty environment", function()
+      local secret = "zygote-must-not-hold-" .. procs.marker() -- a string of the host's heap
+      local s2 = new()
+      for _ = 1, 2 do assert(s2:exec("true")) end
+      local z = zygotes(s2)
+      assert.equal(1, #z)
+      assert.equal("sandbox-spawn\0", read("/proc/" .. z[1] .. "/cmdline"))
+      assert.equal("", read("/proc/" .. z[1] .. "/environ"))
+      local mem, found, scanned = assert(io.open("/proc/" .. z[1] .. "/mem", "rb")), false, 0
+      for line in io.lines("/proc/" .. z[1] .. "/maps") do
+        local from, to, perm = line:match("^(%x+)%-(%x+) (%S+)")
+        from, to = tonumber(from, 16), tonumber(to, 16)
+        if perm:sub(1, 1) == "r" and to - from <= 64 * 1024 * 1024 and mem:seek("set", from) then
+          local bytes = mem:read(to - from)
+          if bytes then
+            scanned = scanned + #bytes
+            found = found or bytes:find(secret, 1, true) ~= nil
+          end
+        end
+      end
+      mem:close()
+      assert.is_true(scanned > 0)
+      assert.is_false(found)
+      assert.is_truthy(secret) -- held until here
+      s2:dispose()
+    end)
+
+    it("is made again when it dies, and the command in between still runs", function()
+      local s2 = new()
+      for _ = 1, 2 do assert(s2:exec("true")) end
+      local z = zygotes(s2)
+      assert.equal(1, #z)
+      sh.run("kill -9 " .. z[1])
+      local deadline = require("sandbox.core").clock() + 5
+      while alive(z[1]) and require("sandbox.core").clock() < deadline do
+        sh.run("sleep 0.02")
+      end
+      for i = 1, 3 do
+        local r = assert(s2:exec("echo", { "run " .. i }))
+        assert.equal("run " .. i .. "\n", r.stdout)
+      end
+      local now = zygotes(s2)
+      assert.equal(1, #now)
+      assert.are_not.equal(z[1], now[1])
+      s2:dispose()
+      assert.is_false(alive(now[1]))
+      assert.same({}, procs.zombie_children(sh.pid()))
+    end)
+
+    it("passes 1 MB of arguments and environment whole, and fails what is too large for execve as a direct spawn does", function()
+      local s2 = new()
+      for _ = 1, 2 do assert(s2:exec("true")) end
+      local args, piece = { "-c", 'n=0; for a in "$@"; do n=$((n + ${#a})); done; echo $# $n ${#X}', "_" }, string.rep("a", 100000)
+      for i = 1, 10 do args[#args + 1] = piece .. i end -- one string may hold 128 KiB (MAX_ARG_STRLEN)
+      local r = assert(s2:exec("sh", args, { env = { X = piece } }))
+      assert.equal("10 1000011 100000\n", r.stdout)
+      local huge = {}
+      for i = 1, 30 do huge[i] = piece end -- 3 MB: more than execve takes, more than the zygote's mapping
+      local v, msg = s2:exec("true", huge)
+      assert.is_nil(v)
+      assert.matches("Argument list too long", msg)
+      assert.equal(0, assert(s2:exec("true")).exit_code)
+      s2:dispose()
+    end)
+  end)
+
   describe("fail closed", function()
     it("refuses to run commands without Landlock, unless confine = false", function()
       local script = ([[SANDBOX_NO_LANDLOCK=1 %s -e '

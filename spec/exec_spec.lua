@@ -183,7 +183,9 @@ describe("exec", function()
     end)
 
     it("leaks no descriptor, and refuses the options that need pipes", function()
-      assert(sb:exec("true")) -- the loop is created at the first command
+      -- the loop is created at the first command, a confined sandbox's
+      -- zygote at the second
+      for _ = 1, 2 do assert(sb:exec("true")) end
       local before = fd_count()
       for _ = 1, 10 do assert(sb:exec("true", {}, { stdio = "inherit" })) end
       assert.equal(before, fd_count())
@@ -448,7 +450,7 @@ describe("exec", function()
     end)
 
     it("1000 sequential spawns leave no zombie and no extra fd", function()
-      assert(sb:exec("true")) -- the loop is created at the first command
+      for _ = 1, 2 do assert(sb:exec("true")) end -- the loop at the first command, the zygote at the second
       collectgarbage() -- handles earlier tests dropped are not this test's business
       collectgarbage()
       local before = fd_count()
@@ -503,8 +505,9 @@ describe("exec", function()
   end)
 end)
 
-describe("exec without pidfd and without cgroup (forced fallbacks)", function()
-  for _, env in ipairs { "SANDBOX_NO_PIDFD=1", "SANDBOX_NO_CGROUP=1", "SANDBOX_NO_PIDFD=1 SANDBOX_NO_CGROUP=1" } do
+describe("exec without pidfd, without cgroup, without the zygote (forced fallbacks)", function()
+  for _, env in ipairs { "SANDBOX_NO_PIDFD=1", "SANDBOX_NO_CGROUP=1", "SANDBOX_NO_PIDFD=1 SANDBOX_NO_CGROUP=1",
+                         "SANDBOX_NO_ZYGOTE=1" } do
     it("runs, times out and kills the tree with " .. env, function()
       local d = backends.tmpdir("fb")
       local m = procs.marker()
@@ -528,29 +531,47 @@ describe("exec without pidfd and without cgroup (forced fallbacks)", function()
 end)
 
 describe("a host that dies without disposing", function()
-  it("takes its commands' leaders with it (SIGKILL to the host)", function()
-    if not hostcan.can("commands ended with a host killed by SIGKILL (a parent-death signal)", hostcan.layers()) then
-      return
-    end
-    local d = backends.tmpdir("death")
-    local m = procs.marker()
-    local script = ([[%s -e '
-      package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
-      package.cpath = "%s/?.so;" .. package.cpath
-      local s = require("sandbox").container { base_dir = "%s" }
-      assert(s:exec("sleep", { "%s" }, { background = true }))
-      io.write("ready\n") io.flush()
-      while true do s:poll(1) end' & echo $!; wait]]):format(sh.lua(), sh.build, d, m)
-    local p = sh.popen(script)
-    local host = p:read("*l")
-    assert.equal("ready", p:read("*l"))
-    assert.is_true(#procs.find(m) >= 2) -- the host (its script names the marker) and sleep
-    sh.run("kill -9 " .. host)
-    p:close()
-    local deadline = require("sandbox.core").clock() + 5
-    while #procs.find(m) > 0 and require("sandbox.core").clock() < deadline do sh.run("sleep 0.05") end
-    assert_gone(m)
-  end)
+  -- the first command is spawned directly, a later one by the sandbox's
+  -- zygote (exec/zygote.h), which must go with the host too (once the host
+  -- is gone, init reaps it: its pid is not reused meanwhile)
+  for _, case in ipairs { { "", "spawned directly" }, { 'assert(s:exec("true")) ', "forked by the zygote" } } do
+    it("takes its commands' leaders with it (SIGKILL to the host): " .. case[2], function()
+      if not hostcan.can("commands ended with a host killed by SIGKILL (a parent-death signal)", hostcan.layers()) then
+        return
+      end
+      local d = backends.tmpdir("death")
+      local m = procs.marker()
+      local script = ([[%s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require("sandbox").container { base_dir = "%s" }
+        %sassert(s:exec("sleep", { "%s" }, { background = true }))
+        io.write("ready\n") io.flush()
+        while true do s:poll(1) end' & echo $!; wait]]):format(sh.lua(), sh.build, d, case[1], m)
+      local p = sh.popen(script)
+      local host = p:read("*l")
+      assert.equal("ready", p:read("*l"))
+      assert.is_true(#procs.find(m) >= 2) -- the host (its script names the marker) and sleep
+      local zygotes = {} -- the host's children named so
+      for _, f in ipairs(sh.lines("grep -lx sandbox-spawn /proc/[0-9]*/comm 2>/dev/null; true")) do
+        local pid = f:match("^/proc/(%d+)/comm$")
+        local ppid = (sh.read_file("/proc/" .. pid .. "/stat") or ""):match("^%d+ %b() %a (%d+)")
+        if ppid == host then zygotes[#zygotes + 1] = pid end
+      end
+      assert.equal(case[1] == "" and 0 or 1, #zygotes)
+      sh.run("kill -9 " .. host)
+      p:close()
+      local deadline = require("sandbox.core").clock() + 5
+      local function zygote_left()
+        return zygotes[1] ~= nil and (sh.read_file("/proc/" .. zygotes[1] .. "/comm") or "") == "sandbox-spawn\n"
+      end
+      while (#procs.find(m) > 0 or zygote_left()) and require("sandbox.core").clock() < deadline do
+        sh.run("sleep 0.05")
+      end
+      assert_gone(m)
+      assert.is_false(zygote_left())
+    end)
+  end
 
   -- The v2 directory this process's sandboxes make their cgroups in.
   local function cgroup_dir()

@@ -62,9 +62,13 @@ SB_CHILD_FN int sb_confine_join(const sb_confine_steps *s) {
   return 0;
 }
 
-SB_CHILD_FN int sb_confine_enter(const sb_confine_steps *s) {
+SB_CHILD_FN int sb_confine_limit(const sb_confine_steps *s) {
   for (int i = 0; i < s->nrlimits; i++)
     if (setrlimit((__rlimit_resource_t)s->rlimits[i].resource, &s->rlimits[i].lim) != 0) return ST_RLIMIT;
+  return 0;
+}
+
+SB_CHILD_FN int sb_confine_enter(const sb_confine_steps *s) {
   if (s->drop_caps && s->drop_bounding) {
     /* root stays without capabilities across execve, and cannot keep or
      * raise any; then nothing is left to raise from */

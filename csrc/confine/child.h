@@ -1,10 +1,12 @@
 /* The confinement a command applies to itself before execve: the steps the
  * confinement part decided once per sandbox (confine/confine.c), applied in
- * the child by the spawner (exec/spawn.c) in three calls:
+ * the child by the spawner (exec/spawn.c) in four calls:
  *
  *   sb_confine_join      the sandbox's namespaces (setns; the PID namespace
  *                        takes the spawner's second clone to enter);
- *   sb_confine_enter     resource limits; capabilities dropped for good
+ *   sb_confine_limit     resource limits (per command: the zygote,
+ *                        exec/zygote.h, takes the other three once);
+ *   sb_confine_enter     capabilities dropped for good
  *                        (securebits, bounding and ambient sets) around the
  *                        change to the unprivileged identity;
  *   (the spawner ties the child to the host's life: it needs the final uid)
@@ -57,8 +59,18 @@ static inline bool sb_confine_joins_pid(const sb_confine_steps *s) {
   return s && (s->ns_fds[SB_NS_PID] >= 0 || (s->ns_pidfd >= 0 && (s->ns_flags & CLONE_NEWPID)));
 }
 
+/* Layers a process can take once and pass on to every child it forks
+ * (namespaces, capabilities, Landlock, seccomp): worth a zygote. */
+static inline bool sb_confine_has_layers(const sb_confine_steps *s) {
+  if (!s) return false;
+  bool ns = s->ns_pidfd >= 0;
+  for (int i = 0; i < SB_NS_COUNT; i++) ns |= s->ns_fds[i] >= 0;
+  return ns || s->drop_caps || s->landlock_ruleset_fd >= 0 || s->seccomp;
+}
+
 /* 0, or the failed step (> 0) with errno set. */
 int sb_confine_join(const sb_confine_steps *s);
+int sb_confine_limit(const sb_confine_steps *s);
 int sb_confine_enter(const sb_confine_steps *s);
 int sb_confine_restrict(const sb_confine_steps *s);
 const char *sb_confine_step_name(int step);

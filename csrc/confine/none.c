@@ -92,9 +92,13 @@ SB_CHILD_FN int sb_confine_join(const sb_confine_steps *s) {
   return 0;
 }
 
-SB_CHILD_FN int sb_confine_enter(const sb_confine_steps *s) {
+SB_CHILD_FN int sb_confine_limit(const sb_confine_steps *s) {
   for (int i = 0; i < s->nrlimits; i++)
     if (setrlimit(s->rlimits[i].resource, &s->rlimits[i].lim) != 0) return ST_RLIMIT;
+  return 0;
+}
+
+SB_CHILD_FN int sb_confine_enter(const sb_confine_steps *s) {
   if (s->drop_user) {
     if (setgroups(0, NULL) != 0) return ST_SETGROUPS;
     if (setgid(s->gid) != 0) return ST_SETGID;

@@ -14,6 +14,7 @@
 #include "exec/spawn.h"
 #include "exec/cmdtree.h"
 #include "exec/local_impl.h"
+#include "exec/zygote.h"
 #include "plat/proc.h"
 
 /* Writing to a child's stdin after it exited raises SIGPIPE, which would
@@ -415,6 +416,7 @@ static void lr_close(sb_runner *r) {
     uv_close((uv_handle_t *)&lr->wait_timer, NULL);
     uv_run(&lr->loop, UV_RUN_DEFAULT); /* completes every close */
     uv_loop_close(&lr->loop);
+    sb_zygote_free(lr->zygote);
     munmap(lr->stack, 2 * SB_SPAWN_STACK);
     close(lr->devnull);
   }

@@ -23,6 +23,9 @@ typedef struct local {
   uv_loop_t loop;
   uv_timer_t wait_timer; /* bounds one blocking turn of the loop */
   void *stack; /* the child stack for sb_spawn, reused */
+  struct sb_zygote *zygote; /* confined commands' spawner, from the second one on (exec/zygote.h) */
+  int spawned; /* confined commands started */
+  int zygote_failures; /* zygotes that could not be made or died: after 3, none */
   int devnull; /* stdin of commands given no input */
   bool loop_ready;
   /* watchers changed outside a turn of the loop (a start, a write, a

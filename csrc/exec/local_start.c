@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "exec/local_impl.h"
 #include "exec/spawn.h"
+#include "exec/zygote.h"
 #include "plat/fd.h"
 
 static void close_fds(int *fds, int n) {
@@ -38,6 +39,23 @@ static sb_code spawn_error(sb_err *e, const sb_spawn_res *res, const char *file)
     return sb_failf(e, SB_EAGAIN, "cannot create a process (%s)", strerror(err));
   return sb_failf(e, sb_code_from_errno(err) == SB_EIO ? SB_EIO : sb_code_from_errno(err),
                   "starting the command failed at %s: %s", step, strerror(err));
+}
+
+/* A sandbox's confined commands go through its zygote from the second on:
+ * one that runs a single command does not pay for making it. One that
+ * died is made again, up to three times. */
+static struct sb_zygote *zygote_for(local *lr) {
+  if (lr->cfg.no_zygote || !sb_confine_has_layers(lr->cfg.steps)) return NULL;
+  if (lr->zygote && !sb_zygote_alive(lr->zygote)) {
+    sb_zygote_free(lr->zygote);
+    lr->zygote = NULL;
+    lr->zygote_failures++;
+  }
+  if (!lr->zygote && lr->spawned++ > 0 && lr->zygote_failures < 3) {
+    lr->zygote = sb_zygote_new(lr->cfg.steps);
+    if (!lr->zygote) lr->zygote_failures++;
+  }
+  return lr->zygote;
 }
 
 sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
@@ -83,7 +101,8 @@ sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
                       .cwd_rel = rel,
                       .steps = lr->cfg.steps,
                       .stack = lr->stack,
-                      .no_pidfd = lr->cfg.no_pidfd};
+                      .no_pidfd = lr->cfg.no_pidfd,
+                      .zygote = zygote_for(lr)};
   if (inherit) {
     fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);
     fds[3] = fcntl(1, F_DUPFD_CLOEXEC, 3);
