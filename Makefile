@@ -89,7 +89,7 @@ $(BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(ZYGOTE_BIN): $(ZYGOTE_SRC) $(wildcard csrc/exec/*.h csrc/confine/*.h csrc/base/*.h csrc/plat/*.h)
+%/zygote/sandbox-spawn: $(ZYGOTE_SRC) $(wildcard csrc/exec/*.h csrc/confine/*.h csrc/base/*.h csrc/plat/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -Icsrc -s -o $@ $(ZYGOTE_SRC)
 $(BUILD)/obj/exec/zygote_program.o: $(ZYGOTE_BIN)
@@ -286,6 +286,8 @@ FUZZ_TIME   ?= 60
 $(FUZZ_BUILD)/obj/%.o: csrc/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FUZZ_BUILD)/obj/exec/zygote_program.o: $(FUZZ_BUILD)/zygote/sandbox-spawn
+$(FUZZ_BUILD)/obj/exec/zygote_program.o: FUZZ_CFLAGS += -DSB_ZYGOTE_PROGRAM='"$(abspath $(FUZZ_BUILD)/zygote/sandbox-spawn)"'
 $(FUZZ_BUILD)/libsandbox-fuzz.a: $(patsubst csrc/%.c,$(FUZZ_BUILD)/obj/%.o,$(SRC))
 	rm -f $@ && ar rcs $@ $^
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_BUILD)/libsandbox-fuzz.a

@@ -66,7 +66,9 @@ SB_CHILD_FN static int start_main(void *arg) {
   if (prog < 0 || sock < 0 || dup2(sock, SB_ZYGOTE_SOCK) != SB_ZYGOTE_SOCK) _exit(127);
   sb_child_close_fds(SB_ZYGOTE_SOCK, prog);
   char *const argv[] = {"sandbox-spawn", NULL}, *const envp[] = {NULL};
-  fexecve(prog, argv, envp); /* execveat, else through /proc/self/fd (valgrind 3.19 knows only that) */
+  /* execveat (valgrind 3.19 runs neither it nor an execve of /proc/self/fd/N:
+   * under it the zygote does not start, and commands are spawned directly) */
+  fexecve(prog, argv, envp);
   _exit(127);
 }
 

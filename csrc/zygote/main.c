@@ -115,8 +115,8 @@ static void serve(zygote *z, const sb_zygote_req *rq, const int *fds, int nfds) 
   for (int i = 0; i < SB_ZFD_COUNT; i++) fd[i] = (rq->mask >> i) & 1 ? (k < nfds ? fds[k++] : -2) : -1;
   uint64_t n = (uint64_t)rq->argc + rq->envc;
   const uint32_t *off = (const uint32_t *)(const void *)z->area;
-  if (k != nfds || fd[SB_ZFD_STDIN] < 0 || fd[SB_ZFD_STDOUT] < 0 || fd[SB_ZFD_STDERR] < 0 || rq->argc == 0 ||
-      n * sizeof *off >= SB_ZYGOTE_REGION) {
+  if (k != nfds || __builtin_popcount(rq->mask) != nfds || fd[SB_ZFD_STDIN] < 0 || fd[SB_ZFD_STDOUT] < 0 ||
+      fd[SB_ZFD_STDERR] < 0 || rq->argc == 0 || n * sizeof *off >= SB_ZYGOTE_REGION) {
     answer(z->sock, EINVAL, SB_SP_STDIO, -1);
     return;
   }
