@@ -22,6 +22,7 @@
 
 #include "base/file.h"
 #include "confine/ns_impl.h"
+#include "plat/fd.h"
 #include "plat/proc.h"
 
 #define STACK_SIZE (256 * 1024)
@@ -44,22 +45,7 @@ CHILD static void serve(init_arg *a) {
     a->msg.path[sizeof a->msg.path - 1] = a->msg.target[sizeof a->msg.target - 1] = '\0';
     ans.err = sb_view_request(a, &a->msg, &fd);
   }
-  struct iovec iov = {&ans, sizeof ans};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  while (sendmsg(a->ctl, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+  sb_send_fds(a->ctl, &ans, sizeof ans, &fd, fd >= 0 ? 1 : 0);
   if (fd >= 0) close(fd);
 }
 
@@ -408,22 +394,14 @@ int sb_ns_request(sb_ns *ns, int op, int tree, const char *path, const char *tar
   while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {}
   if (r != 1) return errno = ETIMEDOUT, -1;
   sb_ns_answer ans;
-  struct iovec iov = {&ans, sizeof ans};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  ssize_t n;
-  while ((n = recvmsg(ns->ctl, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
-  if (n != (ssize_t)sizeof ans) return errno = EIO, -1;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int fd;
-      memcpy(&fd, CMSG_DATA(c), sizeof fd);
-      if (fd_out && *fd_out < 0) *fd_out = fd;
-      else close(fd);
-    }
+  int fd = -1, nfds;
+  ssize_t n = sb_recv_fds(ns->ctl, &ans, sizeof ans, &fd, 1, &nfds); /* a second fd is closed */
+  if (n != (ssize_t)sizeof ans) {
+    if (nfds) close(fd);
+    return errno = EIO, -1;
+  }
+  if (fd_out) *fd_out = fd;
+  else if (nfds) close(fd);
   if (ans.err) return errno = ans.err, -1;
   return 0;
 }

@@ -22,6 +22,7 @@
 #include "base/child.h"
 #include "exec/spawn_child.h"
 #include "exec/zygote_proto.h"
+#include "plat/fd.h"
 #include "plat/proc.h"
 
 #ifndef MFD_EXEC
@@ -102,29 +103,6 @@ static int await(sb_zygote *z, sb_child_msg *m) {
   return 0;
 }
 
-/* One message with fds. */
-static int send_fds(int sock, const void *buf, size_t len, const int *fds, int n) {
-  union {
-    char buf[CMSG_SPACE(sizeof(int) * (SB_ZFD_COUNT + SB_NS_COUNT + 4))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct iovec iov = {(void *)buf, len};
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (n > 0) {
-    mh.msg_control = u.buf;
-    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(n * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-  }
-  ssize_t w;
-  while ((w = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
-  return w == (ssize_t)len ? 0 : -1;
-}
-
 /* The layers as the first message: fd fields become indexes into the fds
  * sent with it (the area's memfd first), the filter goes by value. */
 static int send_setup(sb_zygote *z, const sb_confine_steps *s, int area_fd) {
@@ -152,7 +130,7 @@ static int send_setup(sb_zygote *z, const sb_confine_steps *s, int area_fd) {
     m->nfilter = s->seccomp->len <= SB_SECCOMP_MAX ? s->seccomp->len : 0;
     memcpy(m->filter, s->seccomp->filter, m->nfilter * sizeof *m->filter);
   }
-  int r = send_fds(z->sock, m, sizeof *m, fds, n);
+  int r = sb_send_fds(z->sock, m, sizeof *m, fds, n);
   free(m);
   return r;
 }
@@ -259,7 +237,7 @@ int sb_zygote_spawn(sb_zygote *z, const sb_spawn_req *req, sb_spawn_res *res) {
       rq.mask |= 1u << i;
       fds[n++] = all[i];
     }
-  if (send_fds(z->sock, &rq, sizeof rq, fds, n) != 0) { /* it is gone: nothing was started */
+  if (sb_send_fds(z->sock, &rq, sizeof rq, fds, n) != 0) { /* it is gone: nothing was started */
     end(z);
     return SB_ZYGOTE_NOT_TAKEN;
   }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/child.h"
+#include "plat/fd.h"
 
 enum { OP_LISTEN = 1, OP_CONNECT, OP_FREE_PORT };
 
@@ -68,20 +69,7 @@ SB_CHILD_FN static void reply(int sock, int err, uint16_t port, int fd) {
   memset(&r, 0, sizeof r); /* no padding byte of ours leaves the process */
   r.err = err;
   r.port = port;
-  struct iovec iov = {&r, sizeof r};
-  char ctl[CMSG_SPACE(sizeof(int))];
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    memset(ctl, 0, sizeof ctl);
-    mh.msg_control = ctl;
-    mh.msg_controllen = sizeof ctl;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  while (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+  sb_send_fds(sock, &r, sizeof r, &fd, fd >= 0 ? 1 : 0);
   if (fd >= 0) close(fd);
 }
 
@@ -156,15 +144,11 @@ static int ask_locked(sb_netagent *a, int op, uint16_t port, uint16_t *port_out)
   q.port = port;
   if (send(a->sock, &q, sizeof q, MSG_NOSIGNAL) != sizeof q) return -EPIPE;
   rep r;
-  struct iovec iov = {&r, sizeof r};
-  char ctl[CMSG_SPACE(sizeof(int))];
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
-  ssize_t n;
-  while ((n = recvmsg(a->sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
-  if (n != sizeof r) return -EPIPE;
-  int fd = -1;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  int fd = -1, nfds;
+  if (sb_recv_fds(a->sock, &r, sizeof r, &fd, 1, &nfds) != (ssize_t)sizeof r) {
+    if (nfds) close(fd);
+    return -EPIPE;
+  }
   if (port_out) *port_out = r.port;
   if (r.err) {
     if (fd >= 0) close(fd);

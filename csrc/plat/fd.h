@@ -170,4 +170,67 @@ static inline long sb_fd_path_of(int fd, char *out, size_t cap) {
 #endif
 }
 
+/* Passing fds over a Unix socket (SCM_RIGHTS), one message at a time: at
+ * most SB_PASS_FDS a message. Async-signal-safe (the init, the network
+ * agent and the zygote call them). */
+#define SB_PASS_FDS 16
+
+/* buf (len bytes) and fds[0..n): 0 when the whole message went, else -1. */
+static inline int sb_send_fds(int sock, const void *buf, size_t len, const int *fds, int n) {
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * SB_PASS_FDS)];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u); /* no byte of ours but the fds leaves */
+  struct iovec iov = {(void *)buf, len};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (n > SB_PASS_FDS) return errno = EINVAL, -1;
+  if (n > 0) {
+    mh.msg_control = u.buf;
+    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+  }
+  ssize_t w;
+  while ((w = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+  return w == (ssize_t)len ? 0 : -1;
+}
+
+/* One message into buf and the fds it carries, close-on-exec, into
+ * fds[0..max) (*nfds of them; any more are closed). recvmsg's result; a
+ * message or fds cut short: -1, EMSGSIZE (the fds that came are in fds). */
+static inline ssize_t sb_recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds) {
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * SB_PASS_FDS)];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = {buf, len};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  ssize_t n;
+#if SB_LINUX
+  int flags = MSG_CMSG_CLOEXEC;
+#else
+  int flags = 0;
+#endif
+  while ((n = recvmsg(sock, &mh, flags)) < 0 && errno == EINTR) {}
+  *nfds = 0;
+  if (n < 0) return n;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int cnt = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      for (int i = 0; i < cnt; i++) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        if (!SB_LINUX) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (*nfds < max) fds[(*nfds)++] = fd;
+        else close(fd);
+      }
+    }
+  if (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) return errno = EMSGSIZE, -1;
+  return n;
+}
+
 #endif

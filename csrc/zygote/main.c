@@ -23,6 +23,7 @@
 #include "base/child.h"
 #include "exec/spawn_child.h"
 #include "exec/zygote_proto.h"
+#include "plat/fd.h"
 #include "plat/proc.h"
 
 #define STACK (128 * 1024)
@@ -42,38 +43,12 @@ static void answer(int sock, int err, int step, pid_t pid) {
   while (send(sock, &m, sizeof m, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
 }
 
-/* One message and the fds it carries (at most max; the rest closed). */
-static ssize_t receive(int sock, void *buf, size_t len, int *fds, int max, int *nfds) {
-  union {
-    char buf[CMSG_SPACE(sizeof(int) * (SB_ZFD_COUNT + SB_NS_COUNT + 4))];
-    struct cmsghdr align;
-  } u;
-  struct iovec iov = {buf, len};
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  ssize_t n;
-  while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
-  *nfds = 0;
-  if (n < 0) return n;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int cnt = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      for (int i = 0; i < cnt; i++) {
-        int fd;
-        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        if (*nfds < max) fds[(*nfds)++] = fd;
-        else close(fd);
-      }
-    }
-  if (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) return errno = EMSGSIZE, -1;
-  return n;
-}
-
 /* The setup's fd indexes to the fds received. */
 static int slot(const int *fds, int nfds, int i) { return i >= 0 && i < nfds ? fds[i] : -1; }
 
 static int setup(zygote *z) {
   int fds[SB_NS_COUNT + 4], nfds;
-  ssize_t n = receive(z->sock, &z->setup, sizeof z->setup, fds, SB_NS_COUNT + 4, &nfds);
+  ssize_t n = sb_recv_fds(z->sock, &z->setup, sizeof z->setup, fds, SB_NS_COUNT + 4, &nfds);
   if (n != (ssize_t)sizeof z->setup || nfds < 1 || z->setup.nfilter > SB_SECCOMP_MAX) return errno = EPROTO, -1;
   z->host = z->setup.host;
   z->steps = z->setup.steps;
@@ -194,7 +169,7 @@ int main(void) {
   for (;;) {
     sb_zygote_req rq;
     int fds[SB_ZFD_COUNT], nfds;
-    ssize_t n = receive(z.sock, &rq, sizeof rq, fds, SB_ZFD_COUNT, &nfds);
+    ssize_t n = sb_recv_fds(z.sock, &rq, sizeof rq, fds, SB_ZFD_COUNT, &nfds);
     if (n == 0 || (n < 0 && errno != EMSGSIZE)) return 0; /* the host closed it, or is gone */
     if (n == (ssize_t)sizeof rq) serve(&z, &rq, fds, nfds);
     else answer(z.sock, EINVAL, SB_SP_STDIO, -1);
