@@ -51,7 +51,7 @@ UV_LINK := -luv -lcurl -lpcre2-8 -lssl -lcrypto -lpthread
 # network, search, review (diffs), and the Lua binding (lua).
 PARTS := base audit fs exec confine net remote search review lua
 # Linux's layers, and what stands for them on a system without (SPEC §19)
-LINUX_ONLY := $(addprefix csrc/confine/,linux.c child.c cgroup.c landlock.c seccomp.c ns.c view.c rules.c netns.c) \
+LINUX_ONLY := $(addprefix csrc/confine/,linux.c child.c cgroup.c landlock.c seccomp.c ns.c view.c view_keep.c rules.c netns.c) \
               csrc/net/agent.c csrc/exec/zygote.c csrc/exec/zygote_program.c
 NO_LINUX := csrc/confine/none.c csrc/net/agent_none.c csrc/exec/zygote_none.c
 SRC := $(filter-out $(if $(NO_LINUX_LAYERS),$(LINUX_ONLY),$(NO_LINUX)),$(foreach d,$(PARTS),$(wildcard csrc/$(d)/*.c)))

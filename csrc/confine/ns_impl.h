@@ -1,5 +1,5 @@
 /* What the sandbox's init (confine/ns.c) and the mount view it builds and
- * keeps (confine/view.c) share. Private to those two files.
+ * keeps (confine/view.c, confine/view_keep.c) share. Private to those files.
  *
  * The init is a copy of the host made by clone() while the host may have
  * other threads: it may only make system calls, so everything it needs is
