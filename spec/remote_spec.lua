@@ -400,6 +400,16 @@ describe("RemoteSandbox", function()
       assert.same({}, sb:processes())
       -- a program found on PATH runs as exec runs it: never a shell's builtin
       assert.equal("a\\nb\n", assert(sb:exec("echo", { "a\\nb" })).stdout)
+      -- nor from the second command on, where the wrapper runs a program
+      -- the shell would find itself as a plain command (remote/tree.c)
+      assert.equal("a\\nb\n", assert(sb:exec("echo", { "a\\nb" })).stdout)
+      -- nor a function of the wrapper's, by its name on PATH
+      local home = assert(sb:exec("pwd")).stdout:gsub("\n$", "")
+      for _, name in ipairs { "quiet", "sweep", "guard" } do
+        assert(sb:write_file("bin/" .. name, "#!/bin/sh\necho the program\n"))
+        assert(sb:exec("chmod", { "+x", "bin/" .. name }))
+        assert.equal("the program\n", assert(sb:exec(name, {}, { env = { PATH = home .. "/bin:/usr/bin:/bin" } })).stdout)
+      end
     end)
 
     it("passes the environment: the sandbox's base, the call's, HOME at the root", function()
@@ -454,7 +464,7 @@ describe("RemoteSandbox", function()
           local paused = script:sub(1, at - 1) .. pause .. script:sub(at)
           local t = clock()
           -- (the mark on the wrapper alone: its sweep would end a marked parent)
-          local ok, out = sh.run(("timeout -s KILL 20 env AGENT_SANDBOX_TREE=spec-%s /bin/sh -c %s agent-sandbox run 30 2 true; echo rc=$?")
+          local ok, out = sh.run(("timeout -s KILL 20 env AGENT_SANDBOX_TREE=spec-%s /bin/sh -c %s agent-sandbox run 30 2 - true; echo rc=$?")
             :format(m, sh.quote(paused)))
           assert.truthy(out:find("rc=0", 1, true), ("paused at %d: %s"):format(at, out))
           assert.is_true(clock() - t < 10, ("paused at %d: %.1f s"):format(at, clock() - t))
@@ -527,6 +537,139 @@ describe("RemoteSandbox", function()
         assert.is_true(#procs.find(m) > 0, "running after its host is gone")
         sh.run("sleep " .. 1 + 0.2 + 2 + 0.2 + 1) -- the watchdog's time (timeout, grace, margin), its grace, slack
         assert_gone(m)
+        assert.equal("running", listed()[id]) -- the sandbox itself was kept
+        peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
+      end)
+    end)
+
+    -- The deadline guard (remote/tree.h): one process per runner keeps
+    -- the deadlines of its commands, in place of a watchdog per command.
+    describe("the deadline guard", function()
+      -- Processes whose environment carries the mark (the guard marks
+      -- itself and its sleeps with its own).
+      local function marked(mark)
+        local out = {}
+        for _, pid in ipairs(procs.all()) do
+          local env = sh.read_file("/proc/" .. pid .. "/environ") or ""
+          if env:find("\0AGENT_SANDBOX_TREE=" .. mark .. "\0", 1, true) or env:find("^AGENT_SANDBOX_TREE=" .. mark .. "%z")
+          then out[#out + 1] = pid end
+        end
+        return out
+      end
+      -- The guard a sandbox's commands are given: the argument after the
+      -- grace in a running wrapper's command line ("PID DIR").
+      local function guard_of(s)
+        local m = procs.marker()
+        local h = assert(s:exec("sleep", { m }, { background = true }))
+        local spec
+        for _ = 1, 100 do
+          for _, pid in ipairs(procs.find(m)) do
+            local args = {}
+            for a in (sh.read_file("/proc/" .. pid .. "/cmdline") or ""):gmatch("([^%z]*)%z") do args[#args + 1] = a end
+            if args[4] == "agent-sandbox" then spec = args[8] end
+          end
+          if spec then break end
+          require("sandbox.core").sleep(0.05)
+        end
+        h:kill("KILL")
+        h:wait()
+        assert(spec, "no running wrapper found")
+        if spec == "-" then return nil end
+        local pid, dir = spec:match("^(%d+) (/.*)$")
+        assert(pid, spec)
+        return { pid = tonumber(pid), dir = dir, mark = dir:match("agent%-sandbox%-guard%.(%x+)$") }
+      end
+      -- The guard, once its own thread has started it (commands started
+      -- meanwhile keep their own watchdogs): asked again after a command.
+      local function next_guard(s, other)
+        for _ = 1, 50 do
+          local g = guard_of(s)
+          if g and g.pid ~= (other and other.pid) then return g end
+          assert(s:exec("true"))
+        end
+        error("no guard was made")
+      end
+      local function gone_within(seconds, what, f)
+        local t0 = clock()
+        while not f() and clock() - t0 < seconds do sh.run("sleep 0.1") end
+        assert.is_true(f(), what)
+      end
+
+      it("is made after the first command, shared by the next ones, and ended with its directory at dispose", function()
+        local s = assert(new {})
+        assert.is_nil(guard_of(s)) -- the first command checks the template: no guard yet
+        assert(s:exec("true"))
+        local g = next_guard(s)
+        assert.is_true(#marked(g.mark) > 0)
+        assert.is_true(sh.run("test -d " .. g.dir))
+        for _ = 1, 3 do assert.equal(0, assert(s:exec("true")).exit_code) end
+        assert.same(g, guard_of(s)) -- the same guard for every command
+        s:dispose()
+        assert.same({}, marked(g.mark), "the guard or its sleeps survived dispose")
+        assert.is_false(sh.run("test -e " .. g.dir), "its directory survived dispose")
+      end)
+
+      it("killed, a command keeps its own deadline and output, and the next one gets a new guard", function()
+        local s = assert(new { kill_grace = 0.2 })
+        assert(s:exec("true"))
+        local g = next_guard(s)
+        sh.run("kill -9 " .. g.pid)
+        gone_within(2, "the guard died", function() return not sh.read_file("/proc/" .. g.pid .. "/stat") end)
+        -- its own watchdog, and not a byte of the wrapper's in the output
+        local r = assert(s:exec("sh", { "-c", "echo out; echo err >&2" }))
+        assert.same({ 0, "out\n", "err\n" }, { r.exit_code, r.stdout, r.stderr })
+        local t = clock()
+        r = assert(s:exec("sh", { "-c", "trap '' TERM; sleep 30" }, { timeout = 0.3 }))
+        assert.same({ true, 137 }, { r.timed_out, r.exit_code })
+        assert.is_true(clock() - t < 5)
+        local g2 = next_guard(s, g)
+        -- the old one's sleeps and directory were swept when it was found gone
+        assert.same({}, marked(g.mark))
+        assert.is_false(sh.run("test -e " .. g.dir))
+        s:dispose()
+        assert.same({}, marked(g2.mark))
+      end)
+
+      it("a host that dies mid-command: the guard ends the whole tree at its deadline, woken early for it, then ends itself", function()
+        local m = procs.marker()
+        -- commands with a later deadline until one is registered (its
+        -- wrapper's guard argument, read by the command): the guard sleeps
+        -- until that one's, and the last command must wake it
+        local script = ([[SANDBOX_REMOTE_GUARD_IDLE=1 %s -e '
+          package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+          package.cpath = "%s/?.so;" .. package.cpath
+          local sb = assert(require("sandbox").remote { api_url = "%s", envd_url = "%s", api_key = "%s",
+            keep = true, kill_grace = 0.2 })
+          print(sb.sandbox_id); io.stdout:flush()
+          assert(sb:exec("true"))
+          for _ = 1, 50 do
+            local r = assert(sb:exec("sh", { "-c", "tr \"\\000\" \"\\n\" </proc/$PPID/cmdline | sed -n 8p" }, { timeout = 100 }))
+            if r.stdout ~= "-\n" then break end
+          end
+          sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 3 })' & pid=$!
+          sleep 1.5; kill -9 $pid; wait $pid]]):format(sh.lua(), sh.build, peer.api, peer.envd, KEY, m, m)
+        local _, out = sh.run(script)
+        local id = out:match("sbx%w+")
+        assert.is_truthy(id, out)
+        local live = procs.find(m)
+        assert.is_true(#live > 0, "running after its host is gone")
+        -- the command's wrapper was registered with the guard, not watched by its own
+        local wrapper_mark, gdir
+        for _, pid in ipairs(live) do
+          wrapper_mark = wrapper_mark or (sh.read_file("/proc/" .. pid .. "/environ") or ""):match("AGENT_SANDBOX_TREE=(%x+)")
+          local args = {}
+          for a in (sh.read_file("/proc/" .. pid .. "/cmdline") or ""):gmatch("([^%z]*)%z") do args[#args + 1] = a end
+          if args[4] == "agent-sandbox" then gdir = args[8]:match(" (/.*)$") end
+        end
+        assert.is_truthy(gdir, "no guard given to the command")
+        assert.is_truthy(sh.read_file(gdir .. "/" .. wrapper_mark), "the command is not registered with the guard")
+        -- its deadline (timeout, grace, margin) from about 1 s before now, its grace, slack
+        sh.run("sleep " .. 3 + 0.2 + 2 - 1 + 0.2 + 0.5)
+        assert_gone(m)
+        -- nothing more to keep: it removes its directory and ends (idle 1 s)
+        local gmark = gdir:match("guard%.(%x+)$")
+        gone_within(5, "the guard ended by itself", function() return #marked(gmark) == 0 end)
+        assert.is_false(sh.run("test -e " .. gdir))
         assert.equal("running", listed()[id]) -- the sandbox itself was kept
         peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
       end)

@@ -225,12 +225,15 @@ int sb_lua_remote(lua_State *L) {
   wipe(box->token, sizeof box->token); /* the backend keeps its copy */
   if (c == SB_OK && sb_opt_bool(L, 1, "exec")) {
     memcpy(rp->root, root, strlen(root) + 1);
-    sb_remote_runner_config rc = {.grace = sb_opt_num(L, 1, "kill_grace"),
-                                  .max_output = (size_t)sb_opt_u64(L, 1, "max_output_bytes"),
-                                  .fs = &sb->fs,
-                                  .envd = sb_remote_fs_envd(&sb->fs),
-                                  .root = rp->root,
-                                  .login = sb_opt_bool(L, 1, "login")};
+    sb_remote_runner_config rc = {
+        .grace = sb_opt_num(L, 1, "kill_grace"),
+        .max_output = (size_t)sb_opt_u64(L, 1, "max_output_bytes"),
+        .fs = &sb->fs,
+        .envd = sb_remote_fs_envd(&sb->fs),
+        .root = rp->root,
+        .login = sb_opt_bool(L, 1, "login"),
+        /* test switch: seconds an idle guard lives (remote/tree.h) */
+        .guard_idle = getenv("SANDBOX_REMOTE_GUARD_IDLE") ? atof(getenv("SANDBOX_REMOTE_GUARD_IDLE")) : 0};
     sb_runner *r = sb_remote_runner(&sb->fs.mem, &rc, &e);
     if (!r) c = e.code;
     else {

@@ -323,7 +323,8 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
    * all of it, and envd's deadline the wrapper after that. A background
    * one gets none (E2B #1074). */
   double watchdog = cmd->timeout > 0 && !cmd->background ? cmd->timeout + rr->cfg.grace + 2 : 0;
-  if (!sb_rr_build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, !rr->tree_ok) ||
+  sb_rr_guard_tick(rr, watchdog > 0);
+  if (!sb_rr_build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, &rr->guard, !rr->tree_ok) ||
       !(p->done_ev = sb_rr_new_ev(p, EV_DONE, 0)) ||
       (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
     proc_free(p);
@@ -422,6 +423,7 @@ static void rr_close(sb_runner *r) {
     if (!b->finished) finish(p);
   }
   drain(rr);
+  sb_rr_guard_close(rr);
   sb_runner_detach_all(r); /* what the binding still holds stays readable */
   sb_notify_close(&rr->wake);
   pthread_mutex_destroy(&rr->mu);
@@ -461,6 +463,8 @@ sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg,
   pthread_mutex_init(&rr->mu, NULL);
   pthread_cond_init(&rr->started, NULL);
   rr->tail = &rr->head;
+  atomic_init(&rr->guard_lost, false);
+  atomic_init(&rr->guard_done, false);
   rr->base.ops = &remote_ops;
   rr->base.grace = cfg->grace;
   rr->cfg = *cfg;

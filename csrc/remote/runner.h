@@ -24,6 +24,8 @@
 #include "fs/backend.h"
 #include "remote/envd.h"
 
+#define SB_RR_GUARD_IDLE 600
+
 typedef struct sb_remote_runner_config {
   double grace; /* seconds from SIGTERM to SIGKILL */
   size_t max_output; /* bytes kept per stream (head + tail), and the h:read queue */
@@ -31,6 +33,7 @@ typedef struct sb_remote_runner_config {
   const sb_envd *envd; /* valid while the runner lives */
   const char *root; /* the backend's root, absolute */
   bool login; /* commands read the login profile first (remote/tree.h) */
+  double guard_idle; /* seconds the deadline guard lives without a command; 0: SB_RR_GUARD_IDLE */
 } sb_remote_runner_config;
 
 /* A runner; NULL with e when it cannot be made (OOM, no wake-up fd). */

@@ -17,6 +17,7 @@
 #define RESUME_TRIES 5
 #define RESUME_WAIT 0.2
 #define SWEEP_LIMIT 10 /* seconds a tree signal (remote/tree.h) may take on the engine */
+#define GUARD_TRIES 3
 #define EV_DONE 100 /* the thread is done with the stream: the last event */
 #define EV_RESUMED 101 /* the stream was followed again after a drop */
 
@@ -43,6 +44,21 @@ typedef struct rrunner {
   sb_notify wake;
   rev *head, **tail; /* events not yet dispatched */
   bool tree_ok; /* a command passed the wrapper's check (remote/tree.h) */
+  /* the deadline guard (remote/tree.h, remote/runner_guard.c): the live
+   * one commands are given; made again when a wrapper found it gone
+   * (guard_lost, from a stream's thread), up to GUARD_TRIES failed starts.
+   * Started and stopped by a thread of its own (guard_th), so no call
+   * waits for the round trip: the thread's job and outcome are the
+   * guard_* fields below, handed over by guard_done and the join. */
+  sb_rtree_guard guard;
+  atomic_bool guard_lost;
+  int guard_fails;
+  pthread_t guard_th;
+  bool guard_th_live;
+  atomic_bool guard_done;
+  bool guard_want;
+  sb_rtree_guard guard_old, guard_next;
+  sb_code guard_code;
 } rrunner;
 
 typedef struct rproc {
@@ -103,11 +119,18 @@ rev *sb_rr_new_ev(rproc *p, int kind, size_t len);
 /* remote/runner_start.c: the strings of p's spec in one block the thread
  * can read (false: out of memory); deadline is the watchdog's, 0 for none,
  * and `check` asks the wrapper to check the template first. */
-bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check);
+bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace,
+                      const sb_rtree_guard *guard, bool check);
 /* The working directory's absolute path in the remote sandbox (into out). */
 bool sb_rr_cwd(rrunner *rr, sb_cmd *cmd, char *out, size_t cap, sb_err *e);
 /* The message of a failed start (the thread's code and text) into e. */
 sb_code sb_rr_start_failure(const rproc *p, sb_code code, const char *msg, sb_err *e);
+/* remote/runner_guard.c: take a guard the thread made, and start the
+ * thread when a guard is wanted (`need`: a command with a deadline) or a
+ * lost one is to be swept; never waits for the engine. */
+void sb_rr_guard_tick(rrunner *rr, bool need);
+/* At close: wait for the thread, end the guard (a round trip). */
+void sb_rr_guard_close(rrunner *rr);
 /* A command's stream thread: starts it, follows it (again after a drop),
  * hands its events to the loop. */
 void *sb_rr_stream_main(void *arg);

@@ -11,7 +11,8 @@
 /* The strings of the spec in one block the thread can read: the wrapper
  * and argv (remote/tree.h), the environment as name/value pairs with the
  * tree's mark last (a mark of the caller's is not kept), the working
- * directory. deadline: the watchdog's, 0 for none. */
+ * directory. deadline: the watchdog's, 0 for none; guard: the runner's,
+ * when live. */
 /* A name a shell's eval may take (the login list's: nothing else gets in). */
 static bool shell_name(const char *s, size_t n) {
   if (!n || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -21,8 +22,9 @@ static bool shell_name(const char *s, size_t n) {
   return true;
 }
 
-bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace, bool check) {
-  size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1;
+bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace,
+                      const sb_rtree_guard *guard, bool check) {
+  size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1 + sizeof guard->spec;
   bool login = p->rr->cfg.login;
   for (char *const *a = cmd->argv; *a; a++) nargs++, bytes += strlen(*a) + 1;
   for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += (login ? 2 : 1) * (strlen(*v) + 1);
@@ -35,7 +37,11 @@ bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadl
   const char **args = (const char **)m, **env = args + nall + 1;
   char *s = m + ptrs;
   args[0] = SB_RTREE_SHELL;
-  sb_rtree_prefix(args + 1, &p->nums, deadline, grace, check);
+  sb_rtree_prefix(args + 1, &p->nums, deadline, grace, guard, check);
+  /* the guard's words as of now: the runner's may be made again meanwhile */
+  size_t gl = strlen(args[SB_RTREE_PREFIX]) + 1;
+  args[SB_RTREE_PREFIX] = memcpy(s, args[SB_RTREE_PREFIX], gl);
+  s += gl;
   for (size_t i = 0; i < nargs; i++) {
     size_t n = strlen(cmd->argv[i]) + 1;
     args[1 + SB_RTREE_PREFIX + i] = memcpy(s, cmd->argv[i], n);

@@ -76,7 +76,8 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
       tell_start(p, data[0] == SB_RTREE_ENOENT ? SB_ENOENT : data[0] == SB_RTREE_EACCES ? SB_EACCES : SB_ENOTSUP, NULL);
       return SB_OK;
     }
-    if (data[0] == SB_RTREE_GO) data++, len--;
+    if (data[0] == SB_RTREE_ALONE) atomic_store(&p->rr->guard_lost, true);
+    if (data[0] == SB_RTREE_GO || data[0] == SB_RTREE_ALONE) data++, len--;
   }
   if (!p->t_go) {
     if (ev->kind == SB_REV_END) { /* the wrapper did not get as far as the command */

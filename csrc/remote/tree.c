@@ -37,13 +37,56 @@ static const char script[] =
      * the last pid), zombies passed over; then again from there to the
      * new last pid, until it stands still. A wrap, more than 256 pids (a
      * busy system) or anything unreadable: false, the sweep decides. */
-    "quiet() {" NL "  qc=$1 qf=$1" NL "  while :; do" NL "    ql=; read -r _ _ _ _ ql </proc/loadavg 2>/dev/null" NL
+    "quiet() {" NL "  qc=$1 qf=$1" NL "  while :; do" NL "    ql=; read -r _ _ _ _ ql 2>/dev/null </proc/loadavg" NL
     "    case $qc:$ql in *[!0-9:]*|:*|*:) return 1 ;; esac" NL
     "    [ \"$ql\" -ge \"$qc\" ] && [ $((ql - qf)) -le 256 ] || return 1" NL "    [ \"$ql\" != \"$qc\" ] || return 0" NL
     "    while [ \"$qc\" -lt \"$ql\" ]; do" NL "      qc=$((qc + 1)) qx=" NL
-    "      [ ! -e /proc/$qc ] || read -r qx </proc/$qc/stat 2>/dev/null" NL
+    "      [ ! -e /proc/$qc ] || read -r qx 2>/dev/null </proc/$qc/stat" NL
     "      case ${qx##*\") \"} in Z*|X*|\"\") ;; *) return 1 ;; esac" NL "    done" NL "  done" NL "}" NL
-    "case $1 in" NL "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL "run) ;;" NL
+    /* up: the uptime in hundredths of a second (builtins only; no leading
+     * 0, which $((...)) would read as octal) */
+    "upcs() { up=; read -r up _ </proc/uptime; up=${up%.*}${up#*.}; up=${up#\"${up%%[!0]*}\"}; up=${up:-0}; }" NL
+    /* guard DIR IDLE: the runner's deadline keeper (remote/tree.h). A
+     * command registers as DIR/MARK holding "DEADLINE GRACE" (deadline in
+     * hundredths of the uptime), "done" at its end. DIR/next says when the
+     * guard wakes: 0 (scanning or idle: wake me), -1 (closing: do not count
+     * on me), or the deadline it sleeps until. Written 0 before each scan, so
+     * a registration it missed either sees 0 and wakes it or sees a time no
+     * later than its own deadline. A due one: TERM to its tree, its grace,
+     * KILL (a subshell, so the others' deadlines wait for none). No
+     * registration for IDLE hundredths: it removes DIR and ends. */
+    "guard() {" NL "  G=$1 gi=$2 z=0 wk=0 il=" NL "  trap 'wk=1; [ \"$z\" = 0 ] || kill -s KILL $z 2>/dev/null' USR1" NL
+    "  gn() { command -p sleep \"$1\" & z=$!; while kill -0 $z 2>/dev/null; do wait $z; done; z=0; }" NL
+    "  while :; do" NL "    wk=0; echo 0 >\"$G/next\"; upcs; nx= dn= any=" NL "    for f in \"$G\"/[0-9a-f]*; do" NL
+    "      [ -f \"$f\" ] || continue" NL "      any=1 dl= gr=; read -r dl gr <\"$f\"" NL "      case $dl in" NL
+    "      done) dn=\"$dn $f\" ;;" NL "      ''|*[!0-9]*) ;;" NL
+    "      *) if [ \"$dl\" -le \"$up\" ]; then echo ending >\"$f\"" NL
+    "           (sweep TERM \"${f##*/}\" 0; gn \"$gr\"; sweep KILL \"${f##*/}\" 0; echo done >\"$f\") &" NL
+    "         elif [ -z \"$nx\" ] || [ \"$dl\" -lt \"$nx\" ]; then nx=$dl; fi ;;" NL "      esac" NL "    done" NL
+    "    [ -z \"$dn\" ] || command -p rm -f $dn" NL
+    "    if [ -n \"$nx\" ]; then il=; echo \"$nx\" >\"$G/next\"; w=$((nx - up))" NL
+    "    elif [ -n \"$any\" ]; then il=; w=100" NL "    else" NL "      il=${il:-$up}" NL
+    "      if [ $((up - il)) -ge \"$gi\" ]; then" NL "        echo -1 >\"$G/next\"" NL
+    /* a registration made before -1 was written is seen here */
+    "        for f in \"$G\"/[0-9a-f]*; do [ ! -f \"$f\" ] || continue 2; done" NL
+    "        command -p rm -rf \"$G\"; exit 0" NL "      fi" NL "      w=$((il + gi - up))" NL "    fi" NL
+    "    [ \"$wk\" = 1 ] || gn \"$((w / 100)).$((w / 10 % 10))$((w % 10))\"" NL "  done" NL "}" NL "case $1 in" NL
+    "kill) sweep \"$2\" \"$3\" $$; exit 0 ;;" NL
+    /* guard MARK IDLE: the loop in the background (its own mark in its
+     * environment, so unguard ends it and its sleeps), holding DIR/lock
+     * open as fd 9 from its first instruction: a process with that pid
+     * holding that file is the guard, as no reused pid can be (a test of
+     * two stats, where dash reads /proc/PID/stat a byte a call); prints
+     * "PID DIR" */
+    "guard) G=${TMPDIR:-/tmp}/agent-sandbox-guard.$2" NL "  command -p mkdir -m 700 \"$G\" || exit 3" NL
+    /* USR1 ignored until the loop traps it: a wake-up before is not
+     * needed (its first scan is after the trap) and must not end it. The
+     * braces: dash keeps a function's own redirections off a background
+     * call, and the guard held the Start's stdout */
+    "  trap '' USR1; exec 9>\"$G/lock\" || exit 3; { guard \"$G\" \"$3\"; } </dev/null >/dev/null 2>&1 &" NL
+    "  printf '%s %s\\n' $! \"$G\"; exit 0 ;;" NL
+    "unguard) sweep KILL \"$2\" $$; case $3 in */agent-sandbox-guard.\"$2\") command -p rm -rf \"$3\" ;; esac; exit 0 "
+    ";;" NL "run) ;;" NL
     /* check: can the sweep work here at all? (the first command of a runner) */
     "check) [ -r /proc/self/environ ] && printf 'a\\000' | command -p grep -qzx a 2>/dev/null ||"
     " { printf '\\004'; exit 127; } ;;" NL "*) exit 2 ;;" NL "esac" NL
@@ -57,10 +100,10 @@ static const char script[] =
     "  x=$(exec 3>&1; { [ ! -r /etc/profile ] || . /etc/profile; [ ! -r \"$HOME/.profile\" ] ||"
     " . \"$HOME/.profile\"; } </dev/null >/dev/null 2>&1; export -p >&3)" NL
     "  eval \"$x\" 2>/dev/null; for n in $k; do eval \"export $n=\\\"\\${_sb_$n}\\\"; unset _sb_$n\"; done" NL "}" NL
-    "d=$2 g=$3 m=$" SB_RTREE_VAR NL
+    "d=$2 g=$3 k=$4 m=$" SB_RTREE_VAR NL
     /* what a signal to the tree must not end before the command (and USR1) */
     "t='HUP INT QUIT ABRT USR2 PIPE ALRM TERM TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS'" NL
-    "shift 3" NL
+    "shift 4" NL
     /* execvp's look-up: EACCES when only something not executable is found */
     "e=" NL "case $1 in" NL "*/*) [ -f \"$1\" ] && [ -x \"$1\" ] || { [ -e \"$1\" ] && e=EACCES || e=ENOENT; } ;;" NL
     "*) e=ENOENT; set -f; IFS=:" NL "  for x in $PATH; do" NL
@@ -75,19 +118,35 @@ static const char script[] =
      * default action; one caught by `trap :` was lost, and the wrapper
      * waited for the watchdog until the command's timeout (CI, ~1 in 100
      * quick commands under load) */
-    "w=" NL "if [ \"$d\" != 0 ]; then" NL "  (trap '[ \"${z:-0}\" = 0 ] || { kill -s KILL $z 2>/dev/null; "
+    /* the runner's guard keeps the deadline when it is alive (its pid
+     * holds its lock) and not closing; else a watchdog of our own */
+    "gd=" NL "if [ \"$d\" != 0 ] && [ \"$k\" != - ]; then" NL "  gp=${k%% *} G=${k#* }" NL
+    "  if [ \"$G/lock\" -ef \"/proc/$gp/fd/9\" ] 2>/dev/null; then" NL
+    "    upcs; x=${d%.*}${d#*.}; x=${x#\"${x%%[!0]*}\"}; x=$((up + ${x:-0}))" NL
+    /* v: where the shell itself would find the program, if not a builtin
+     * or function of its own (its words, read back through the file the
+     * registration then takes: no fork) */
+    "    v=; case $1 in */*) v=/ ;; *) { command -v \"$1\" >\"$G/$m\"; } 2>/dev/null && read -r v <\"$G/$m\" ;; esac" NL
+    "    if { echo \"$x $g\" >\"$G/$m\"; } 2>/dev/null; then" NL "      n=; read -r n 2>/dev/null <\"$G/next\"" NL
+    "      case $n in -1|*[!0-9]*) ;; *) gd=1; [ \"${n:-0}\" != 0 ] && [ \"$n\" -le \"$x\" ] || kill -s USR1 \"$gp\" "
+    "2>/dev/null ;; esac" NL "    fi" NL "  fi" NL "fi" NL "w=" NL "if [ \"$d\" != 0 ] && [ -z \"$gd\" ]; then" NL
+    "  (trap '[ \"${z:-0}\" = 0 ] || { kill -s KILL $z 2>/dev/null; "
     "wait $z; }; exit 0' USR1; trap : $t; read -r me _ </proc/self/stat" NL "   nap() { " SB_RTREE_VAR
     "= command -p sleep \"$1\" & z=$!;"
     " while kill -0 $z 2>/dev/null; do wait $z; done; z=0; }" NL
     "   nap \"$d\"; sweep TERM \"$m\" \"$me\"; nap \"$g\"; sweep KILL \"$m\" \"$me\")"
     " </dev/null >/dev/null 2>&1 &" NL "  w=$!" NL "fi" NL
     /* a signal to the tree must not end the wrapper before the command */
-    "trap : $t USR1" NL "printf '\\001'" NL "q=; read -r _ _ _ _ q </proc/loadavg 2>/dev/null" NL "(exec \"$@\")" NL
-    "s=$?" NL
+    "trap : $t USR1" NL "[ \"$d\" = 0 ] || [ \"$k\" = - ] || [ -n \"$gd\" ] && printf '\\001' || printf '\\005'" NL
+    "q=; read -r _ _ _ _ q 2>/dev/null </proc/loadavg" NL
+    /* a program the shell runs as it is: a plain command (dash forks it
+     * with vfork, ~1 ms less here than a subshell's fork); else exec in a
+     * subshell, so a builtin or function of the shell's is never run */
+    "case $gd$v in 1/*) \"$@\" ;; *) (exec \"$@\") ;; esac" NL "s=$?" NL
     /* the command's stream is done: a note of the shell's own (the watchdog
      * ended by USR1 before its trap was set: "User defined signal 1") must
      * not join its stderr */
-    "exec 2>/dev/null" NL
+    "exec 2>/dev/null" NL "[ -z \"$gd\" ] || echo done >\"$G/$m\"" NL
     "[ -z \"$w\" ] || { kill -USR1 $w 2>/dev/null; while kill -0 $w 2>/dev/null; do wait $w; done; }" NL
     "quiet \"$q\" || sweep KILL \"$m\" $$ \"$q\"" NL
     /* ended by a signal that ends a process: end the same way */
@@ -103,9 +162,10 @@ bool sb_rtree_init(sb_rtree *t) {
   return true;
 }
 
-void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace, bool check) {
-  snprintf(nums->deadline, sizeof nums->deadline, "%.3f", deadline > 0 ? deadline : 0);
-  snprintf(nums->grace, sizeof nums->grace, "%.3f", grace > 0 ? grace : 0);
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
+                     const sb_rtree_guard *guard, bool check) {
+  snprintf(nums->deadline, sizeof nums->deadline, "%.2f", deadline > 0 ? deadline : 0);
+  snprintf(nums->grace, sizeof nums->grace, "%.2f", grace > 0 ? grace : 0);
   if (deadline <= 0) snprintf(nums->deadline, sizeof nums->deadline, "0");
   out[0] = "-c";
   out[1] = script;
@@ -113,6 +173,7 @@ void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, doub
   out[3] = check ? "check" : "run";
   out[4] = nums->deadline;
   out[5] = nums->grace;
+  out[6] = guard && guard->live ? guard->spec : "-";
 }
 
 static sb_code ignore(void *ud, const sb_rproc_event *ev, sb_err *e) {
@@ -126,6 +187,61 @@ sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, in
   const char *name = sb_signame(sig); /* by name: the engine's numbers need not be this host's */
   if (!name) return sb_failf(e, SB_EINVAL, "signal %d has no name to send it by", sig);
   const char *args[] = {"-c", script, "agent-sandbox", "kill", name, t->mark, NULL};
+  sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .deadline = limit, .keepalive = 1};
+  return sb_envd_start(m, d, &s, ignore, NULL, e);
+}
+
+/* What the guard's start prints: "PID DIR". */
+typedef struct guard_out {
+  char text[sizeof((sb_rtree_guard *)0)->spec + 1];
+  size_t len;
+  int exit_code;
+  bool ended;
+} guard_out;
+
+static sb_code guard_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  (void)e;
+  guard_out *o = ud;
+  if (ev->kind == SB_REV_STDOUT) {
+    size_t n = ev->len < sizeof o->text - 1 - o->len ? ev->len : sizeof o->text - 1 - o->len;
+    memcpy(o->text + o->len, ev->data, n);
+    o->len += n;
+  } else if (ev->kind == SB_REV_END) {
+    o->ended = true;
+    o->exit_code = ev->exited ? ev->exit_code : -1;
+  }
+  return SB_OK;
+}
+
+sb_code sb_rtree_guard_start(const sb_mem *m, const sb_envd *d, sb_rtree_guard *g, double idle, double limit,
+                             sb_err *e) {
+  g->live = false;
+  if (!sb_rtree_init(&g->mark)) return sb_fail(e, SB_EIO, "no random bytes from the kernel for the guard's mark");
+  char cs[32];
+  snprintf(cs, sizeof cs, "%.0f", idle > 0 ? idle * 100 : 1);
+  const char *args[] = {"-c", script, "agent-sandbox", "guard", g->mark.mark, cs, NULL};
+  const char *env[] = {SB_RTREE_VAR, g->mark.mark, NULL};
+  sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .env = env, .deadline = limit, .keepalive = 1};
+  guard_out o = {.exit_code = -1};
+  sb_code c = sb_envd_start(m, d, &s, guard_event, &o, e);
+  if (c != SB_OK) return c;
+  o.text[o.len] = '\0';
+  if (o.len && o.text[o.len - 1] == '\n') o.text[--o.len] = '\0';
+  /* a pid and an absolute directory, or the guard is not used */
+  unsigned long pid;
+  int at = 0;
+  if (!o.ended || o.exit_code != 0 || sscanf(o.text, "%lu %n", &pid, &at) != 1 || !at || o.text[at] != '/' ||
+      o.len >= sizeof g->spec)
+    return sb_failf(e, SB_EIO, "remote: the deadline guard did not start (exit %d: %.80s)", o.exit_code, o.text);
+  memcpy(g->spec, o.text, o.len + 1);
+  g->live = true;
+  return SB_OK;
+}
+
+sb_code sb_rtree_guard_stop(const sb_mem *m, const sb_envd *d, sb_rtree_guard *g, double limit, sb_err *e) {
+  if (!g->live) return SB_OK;
+  g->live = false;
+  const char *args[] = {"-c", script, "agent-sandbox", "unguard", g->mark.mark, strchr(g->spec, ' ') + 1, NULL};
   sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .deadline = limit, .keepalive = 1};
   return sb_envd_start(m, d, &s, ignore, NULL, e);
 }

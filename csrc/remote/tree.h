@@ -33,6 +33,7 @@
 #define SB_RTREE_ENOENT '\002' /* not found: nothing ran */
 #define SB_RTREE_EACCES '\003' /* found, not executable: nothing ran */
 #define SB_RTREE_NOTREE '\004' /* check: no /proc or no grep -z here, so no tree kill: nothing ran */
+#define SB_RTREE_ALONE '\005' /* the command runs, under a watchdog of its own: the guard given is gone */
 
 typedef struct sb_rtree {
   char mark[33]; /* 32 hex digits from the kernel's generator */
@@ -41,19 +42,43 @@ typedef struct sb_rtree {
 /* A new mark; false when the kernel gives no random bytes. */
 bool sb_rtree_init(sb_rtree *t);
 
+/* A runner's deadline guard: one process per runner that keeps the
+ * deadlines of its commands (the backstop for a host that goes away
+ * mid-command) in place of a watchdog per command, whose subshell and
+ * sleep were a third of a quick command's time. A command registers its
+ * deadline in the guard's directory and sends it SIGUSR1 only when the
+ * guard would wake too late for it; the guard sweeps a command whose
+ * deadline passed (SIGTERM, the grace, SIGKILL to its tree), and ends by
+ * itself after `idle` seconds without a command. A wrapper that finds
+ * the guard gone (its pid not holding its lock file, or closing) runs its
+ * own watchdog and answers SB_RTREE_ALONE. */
+typedef struct sb_rtree_guard {
+  sb_rtree mark; /* of the guard and its sleeps: unguard sweeps them */
+  char spec[300]; /* "PID DIR", the wrapper's argument */
+  bool live; /* (a plain struct: copied whole) */
+} sb_rtree_guard;
+
+/* Start a guard (one envd Start, at most limit seconds); not live on failure. */
+sb_code sb_rtree_guard_start(const sb_mem *m, const sb_envd *d, sb_rtree_guard *g, double idle, double limit,
+                             sb_err *e);
+/* End a live guard, its sleeps and its directory. */
+sb_code sb_rtree_guard_stop(const sb_mem *m, const sb_envd *d, sb_rtree_guard *g, double limit, sb_err *e);
+
 /* What envd starts for a command: SB_RTREE_SHELL with these arguments
  * before the command's own argv ("-c", the wrapper, its name, "run", the
- * deadline and the grace in seconds; a deadline of 0 is none). With check,
+ * deadline and the grace in seconds — a deadline of 0 is none —, and the
+ * live guard's "PID DIR" or "-": the watchdog's own then). With check,
  * the wrapper first makes sure the sweep can work in this sandbox (/proc, a
  * grep that takes -z), and answers SB_RTREE_NOTREE if not: a runner asks
  * until one command has passed. The numbers are written into nums, which
  * must live as long as out is used. */
 #define SB_RTREE_SHELL "/bin/sh"
-#define SB_RTREE_PREFIX 6
+#define SB_RTREE_PREFIX 7
 typedef struct sb_rtree_nums {
   char deadline[32], grace[32];
 } sb_rtree_nums;
-void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace, bool check);
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
+                     const sb_rtree_guard *guard, bool check);
 
 /* Send sig to every process of the tree (by its name); SIGKILL is repeated
  * until none is left. One envd Start, followed to its end (at most limit

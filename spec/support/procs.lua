@@ -18,6 +18,9 @@ end
 
 local read = sh.read_file
 
+--- Every pid, as strings.
+M.all = pids
+
 --- pids whose cmdline contains marker: live, zombies
 function M.find(marker)
   local live, zombies = {}, {}
