@@ -674,11 +674,12 @@ describe("host loops", function()
     assert.is_nil(awaited) -- the coroutine yielded; the loop goes on
     local busy = measure(0, function() return r ~= nil and awaited ~= nil end)
     print(("\n  luv loop: idle stall %.1f ms, during a 2 s command %.1f ms"):format(idle, busy))
-    -- a loop that waited on the command would stall for its 2 s; the bound
-    -- only has to tell that from a loop that did not. It is 100 ms: CI runs
+    -- a loop that waited on a command would stall for 1 s or 2 s; the bound
+    -- only has to tell that from a loop that did not. It is 500 ms: CI runs
     -- this beside its other lane on two cores, where a 10 ms timer alone
-    -- was seen 29 ms late (the editor's 20 ms criterion is Neovim's spec)
-    assert.is_true(busy < math.max(100, 2 * idle + 20), "stall " .. busy .. " ms")
+    -- was seen 29 ms late, and 106 ms late in the portable suite beside
+    -- valgrind (the editor's 20 ms criterion is Neovim's spec)
+    assert.is_true(busy < math.max(500, 2 * idle + 20), "stall " .. busy .. " ms")
     assert.truthy(r.content:find("done", 1, true))
     assert.truthy(awaited.content:find("awaited", 1, true))
     assert.is_true(after >= 0.9 and after < 1.9, "awaited after " .. after .. " s")
