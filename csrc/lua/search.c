@@ -97,6 +97,19 @@ static void push_records(lua_State *L, sb_search *s, bool grep) {
   }
 }
 
+/* "SEP N SEP" at o, the number in decimal: what sprintf("%c%u%c") wrote,
+ * at a fraction of its cost (tens of thousands of hits a search). */
+static char *put_lineno(char *o, char sep, uint32_t n) {
+  char d[10];
+  size_t k = 0;
+  do d[k++] = (char)('0' + n % 10), n /= 10;
+  while (n);
+  *o++ = sep;
+  while (k) *o++ = d[--k];
+  *o++ = sep;
+  return o;
+}
+
 /* Content mode's records as rg -n --no-heading prints them, in one string
  * made in one buffer (no table a hit: SPEC §12's "lines" mode): "path:N:text"
  * for a match (each line of a multi-line one), "path-N-text" for context,
@@ -129,7 +142,7 @@ static int push_lines(lua_State *L, sb_search *s) {
       size_t tl = eol ? (size_t)(eol - t) : (size_t)(end - t);
       memcpy(o, h.path, h.plen);
       o += h.plen;
-      o += sprintf(o, "%c%u%c", sep, (unsigned)line, sep);
+      o = put_lineno(o, sep, line);
       memcpy(o, t, tl);
       o += tl;
       *o++ = '\n';
