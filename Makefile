@@ -202,12 +202,13 @@ $(BUILD)/test/seccomp_eval: spec/c/seccomp_eval.c csrc/confine/seccomp.c csrc/co
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ spec/c/seccomp_eval.c csrc/confine/seccomp.c
 # the remote protocol's JSON and base64, checked against Node's
-$(BUILD)/test/json_echo: spec/c/json_echo.c csrc/remote/json.c csrc/remote/json.h csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
+$(BUILD)/test/json_echo: spec/c/json_echo.c csrc/remote/json.c csrc/remote/json_write.c csrc/remote/json.h \
+                         csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB)
 # the remote engine's client, against the E2B test peer
 $(BUILD)/test/remote_probe: spec/c/remote_probe.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/control.c \
-                            csrc/remote/envd.c csrc/remote/process.c csrc/remote/json.c \
+                            csrc/remote/envd.c csrc/remote/process.c csrc/remote/json.c csrc/remote/json_write.c \
                             csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c $(wildcard csrc/remote/*.h) csrc/remote/json.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icsrc -o $@ $(filter %.c,$^) $(LUA_LIB) -lcurl -lm
@@ -337,7 +338,8 @@ $(BENCH)/tls_srv: bench/tls_srv.c
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $< -lssl -lcrypto -lpthread
 # the remote client's round trips (bench/remote_ops.lua)
 $(BENCH)/remote_rt: bench/remote_rt.c csrc/remote/client.c csrc/remote/connect.c csrc/remote/envd.c \
-                    csrc/remote/process.c csrc/remote/json.c csrc/base/mem.c csrc/base/err.c csrc/base/utf8.c
+                    csrc/remote/process.c csrc/remote/json.c csrc/remote/json_write.c csrc/base/mem.c csrc/base/err.c \
+                    csrc/base/utf8.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Icsrc $(LUA_INC) -o $@ $^ $(LUA_LIB) -lcurl -lm
 $(BENCH)/benchtree.so: bench/baseline/uthash_tree.c

@@ -1,4 +1,4 @@
-/* libFuzzer target for the remote protocol's codecs (csrc/remote/json.c,
+/* libFuzzer target for the remote protocol's codecs (csrc/remote/json.c and json_write.c,
  * csrc/remote/connect.c):
  * - any bytes parse or are refused without a crash or a leak;
  * - an accepted document's canonical form parses, and writing that again
