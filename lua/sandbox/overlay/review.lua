@@ -9,16 +9,22 @@
 -- (editing a layer under a live overlayfs is undefined). Commit writes
 -- base_dir, each file atomically, only where the base still is what the
 -- sandbox first saw (the snapshot taken when the overlay was made).
+-- overlay/layers.lua reads the layers and writes the view; overlay/links.lua
+-- judges the links a commit would leave.
 local core = require "sandbox.core"
 local json = require "sandbox.json"
 local diff = require "sandbox.diff"
 local options = require "sandbox.options"
+local layers = require "sandbox.overlay.layers"
+local links = require "sandbox.overlay.links"
 
 local M = {}
 
 local type, pairs, ipairs, tostring, tonumber, error, pcall, fmt =
   type, pairs, ipairs, tostring, tonumber, error, pcall, string.format
 local sort, concat = table.sort, table.concat
+
+local scan_map, read_from, put, drop, to_lower = layers.scan, layers.read, layers.put, layers.drop, layers.to_lower
 
 local BIG = 2 ^ 40 -- the helpers' read and write limits: the host's own review has none of the agent's
 
@@ -41,14 +47,6 @@ local function state(sb, who)
 end
 
 -- ---- the base as first seen -------------------------------------------------
-
-local function scan_map(dir)
-  local list, err = core.review_scan(dir)
-  if not list then error("overlay review: cannot read " .. dir .. ": " .. tostring(err), 0) end
-  local map = {}
-  for _, e in ipairs(list) do map[e.path] = e end
-  return list, map
-end
 
 local function save_snapshot(st)
   assert(st.statedir:write_file("snapshot.json", json.encode(st.snapshot)))
@@ -122,11 +120,6 @@ function M.attach(sb)
 end
 
 -- ---- what changed --------------------------------------------------------------
-
-local function read_from(h, path, e)
-  if e.type == "link" then return assert(h:readlink(path)) end
-  return assert(h:read_file(path))
-end
 
 -- Files (and links) of base_dir below dir, as the upper layer hides them.
 local function lower_below(st, dir, out)
@@ -281,113 +274,6 @@ local function fingerprint(st, path)
   return e and e.type ~= "dir" and e.fingerprint or nil
 end
 
--- ---- links, judged as the kernel will resolve them ---------------------------------
-
--- What a path of base_dir will be once the selected changes are committed
--- (none selected: what it is now): "link", text | "dir" | "file" | nil.
--- Paths are real (no link on the way): the resolver below walks them so.
-local function tree_after(st, sel)
-  local chosen, dirs = {}, {}
-  for _, c in ipairs(sel) do
-    chosen[c.path] = c
-    if c.from then chosen[c.from] = { kind = "deleted" } end
-    local p = c.path:match("^(.*)/[^/]+$")
-    while p do
-      dirs[p] = true
-      p = p:match("^(.*)/[^/]+$")
-    end
-  end
-  return function(path)
-    local c = chosen[path]
-    if c then
-      if c.kind == "deleted" or not c.upper then return nil end
-      if c.upper.type == "link" then return "link", read_from(st.upperh, path, c.upper) end
-      return c.upper.type == "dir" and "dir" or "file"
-    end
-    local e = core.review_entry(st.base, path)
-    if e then
-      if e.type == "link" then return "link", read_from(st.lower, path, e) end
-      return e.type == "dir" and "dir" or "file"
-    end
-    return dirs[path] and "dir" or nil
-  end
-end
-
--- Does the link at path, with this text, lead out of the base in the tree
--- `at` describes, as the kernel resolves it: ".." from the real directory,
--- every link on the way followed (40 hops; a loop leads nowhere), an
--- absolute text out? A missing or non-directory component ends it inside.
-local function leads_out(at, path, target)
-  local dir, todo = {}, {}
-  for comp in path:gmatch("[^/]+") do dir[#dir + 1] = comp end
-  dir[#dir] = nil -- the link's own name
-  local function push(text) -- text's components go first
-    if text:sub(1, 1) == "/" then return false end
-    local comps = {}
-    for comp in text:gmatch("[^/]+") do comps[#comps + 1] = comp end
-    for i = #comps, 1, -1 do todo[#todo + 1] = comps[i] end
-    return true
-  end
-  if not push(target) then return true end
-  local hops = 0
-  while #todo > 0 do
-    local comp = table.remove(todo)
-    if comp == ".." then
-      if #dir == 0 then return true end
-      dir[#dir] = nil
-    elseif comp ~= "." then
-      local p = #dir > 0 and concat(dir, "/") .. "/" .. comp or comp
-      local kind, text = at(p)
-      if kind == "link" then
-        hops = hops + 1
-        if hops > 40 then return false end
-        if not push(text) then return true end
-      elseif kind == "dir" then
-        dir[#dir + 1] = comp
-      else
-        return false
-      end
-    end
-  end
-  return false
-end
-
--- A ".." after a name: where it leads depends on what the name will be
--- (the same rule as sb:symlink's).
-local function uncertain(target)
-  local named = false
-  for comp in target:gmatch("[^/]+") do
-    if comp == ".." and named then return true end
-    if comp ~= "." and comp ~= ".." then named = true end
-  end
-  return false
-end
-
--- The links a commit of sel would leave leading out of base_dir: every link
--- it writes, and every link already there that leads inside now and would
--- lead out after it (a committed y -> . turning x -> y/y/../../etc out).
-local function outward_links(st, sel)
-  local after, before = tree_after(st, sel), tree_after(st, {})
-  local out, seen = {}, {}
-  for _, c in ipairs(sel) do
-    if c.upper and c.upper.type == "link" then
-      seen[c.path] = true
-      local text = read_from(st.upperh, c.path, c.upper)
-      if uncertain(text) or leads_out(after, c.path, text) then out[#out + 1] = c.path end
-    end
-  end
-  local links = core.review_scan(st.base, "link") or {}
-  for _, e in ipairs(links) do
-    local kind, text = after(e.path)
-    if not seen[e.path] and kind == "link" and leads_out(after, e.path, text)
-      and not leads_out(before, e.path, text) then
-      out[#out + 1] = e.path
-    end
-  end
-  sort(out)
-  return out
-end
-
 --- sb:commit([paths]) -> true, {paths} | nil, msg, "EAGAIN", {paths where
 --- the base changed}: the changes into base_dir, each file atomically.
 function M.methods.commit(sb, paths)
@@ -401,7 +287,7 @@ function M.methods.commit(sb, paths)
   end
   -- a link a command made may lead anywhere: the base gets none that leads
   -- out of it, judged in the tree as the commit would leave it
-  local outward = outward_links(st, sel)
+  local outward = links.outward(st, sel)
   if #outward > 0 then
     return nil, "EACCES: after this commit these symbolic links would lead out of base_dir (as the kernel "
       .. "follows them, through the other links), which a commit does not create: "
@@ -438,40 +324,6 @@ function M.methods.commit(sb, paths)
 end
 
 -- ---- discard, checkpoints, restore: through the merged view ----------------------
-
-local function put(st, path, kind, data)
-  local m = st.merged
-  local cur = m:stat(path)
-  if cur and (cur.type ~= (kind == "link" and "symlink" or "file")) then assert(m:remove(path, { recursive = true })) end
-  if kind == "link" then
-    if cur then m:remove(path) end
-    assert(m:symlink(data, path))
-  else
-    assert(m:write_file(path, data))
-  end
-end
-
-local function drop(st, path)
-  if st.merged:stat(path) then assert(st.merged:remove(path, { recursive = true })) end
-end
-
--- Make path in the merged view what base_dir has there (nothing, a file, a link, a tree).
-local function to_lower(st, path)
-  local lo = core.review_entry(st.base, path)
-  if not lo then return drop(st, path) end
-  if lo.type == "dir" then
-    local cur = st.merged:stat(path)
-    if cur and cur.type ~= "directory" then drop(st, path) end
-    assert(st.merged:mkdir(path, { parents = true }))
-    for _, x in ipairs((scan_map(st.base .. "/" .. path))) do
-      local p = path .. "/" .. x.path
-      if x.type == "dir" then assert(st.merged:mkdir(p, { parents = true }))
-      elseif x.type == "file" or x.type == "link" then put(st, p, x.type, read_from(st.lower, p, x)) end
-    end
-    return
-  end
-  if lo.type == "file" or lo.type == "link" then return put(st, path, lo.type, read_from(st.lower, path, lo)) end
-end
 
 --- sb:discard([paths]) -> true: the selected changes undone (the view shows base_dir there again).
 function M.methods.discard(sb, paths)
