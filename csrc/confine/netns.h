@@ -16,8 +16,13 @@ typedef struct sb_netns {
 } sb_netns;
 
 /* Returns 0, or -1 with why. (Used without the sandbox's own namespaces,
- * confine = {namespaces = false}; with them the init makes the network.) */
+ * confine = {namespaces = false}; with them the init's clone makes the
+ * network, or as root sb_netns_new_fd beside it, confine/ns.c.) */
 int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen);
+/* A new network namespace with `lo` up, as an fd (O_CLOEXEC), or -1 with
+ * errno: made by a child that shares our memory (the cost does not grow
+ * with the host's heap); as root, which then owns it. */
+int sb_netns_new_fd(void);
 /* In a child inside a new network namespace: bring `lo` up. 0 or -1. */
 int sb_netns_loopback_up(void);
 void sb_netns_close(sb_netns *ns);

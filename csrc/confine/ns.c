@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "confine/netns.h"
 #include "confine/ns_impl.h"
 #include "plat/fd.h"
 #include "plat/proc.h"
@@ -28,6 +29,23 @@
 #define STACK_SIZE (256 * 1024)
 
 /* ---- in the init: system calls only ------------------------------------------ */
+
+/* The host's first request when the network namespace comes after the
+ * view: join the one it sends, or make one (none came); answered, then the
+ * init serves as usual. -1: the init must end (it is still in the host's
+ * network namespace then; the host fails the sandbox). */
+CHILD static int join_net(init_arg *a) {
+  int fd = -1, nfds = 0;
+  ssize_t n = sb_recv_fds(a->ctl, &a->msg, sizeof a->msg, &fd, 1, &nfds);
+  sb_ns_answer ans = {EPROTO};
+  if (n == (ssize_t)sizeof a->msg && a->msg.op == SB_NS_NETJOIN) {
+    errno = EIO;
+    int r = nfds ? setns(fd, CLONE_NEWNET) : unshare(CLONE_NEWNET) == 0 ? sb_netns_loopback_up() : -1;
+    ans.err = r == 0 ? 0 : errno;
+  }
+  if (nfds) close(fd);
+  return send(a->ctl, &ans, sizeof ans, MSG_NOSIGNAL) == (ssize_t)sizeof ans && !ans.err ? 0 : -1;
+}
 
 /* The host's requests, one at a time; the answer carries an fd for
  * SB_NS_CLONE. */
@@ -87,10 +105,11 @@ CHILD static int init_main(void *arg) {
   if (read(a->go_r, &go, 1) != 1) sb_view_fail(a, ST_GO, NULL); /* uid maps written (or the host is gone) */
   close(a->go_r);
   if (sethostname("sandbox", 7) != 0) sb_view_fail(a, ST_HOSTNAME, NULL);
-  if (a->network && sb_netns_loopback_up() != 0) sb_view_fail(a, ST_LOOPBACK, "lo");
+  if (a->network && !a->net_later && sb_netns_loopback_up() != 0) sb_view_fail(a, ST_LOOPBACK, "lo");
   sb_view_build(a);
   a->rep.err = 0;
   if (send(a->ctl, &a->rep, sizeof a->rep, MSG_NOSIGNAL) != (ssize_t)sizeof a->rep) _exit(1);
+  if (a->net_later && join_net(a) != 0) _exit(1);
   /* pid 1: reap whatever is orphaned into the namespace, at once, and keep
    * the view for the host */
   int sig = (int)syscall(SYS_signalfd4, -1, &chld, sizeof(uint64_t), SFD_CLOEXEC | SFD_NONBLOCK);
@@ -207,6 +226,10 @@ static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
   mm_areas(a);
   a->network = v->network;
   a->userns = v->userns;
+  /* as root, the network namespace is made beside the init while it builds
+   * the view (in the init's clone, ~1 ms here, it came before the view);
+   * under a user namespace of the init's own, only the init can own it */
+  a->net_later = v->network && !v->userns;
   /* bytes, and inodes in proportion (one per 16 KiB): a command cannot pin
    * unbounded kernel memory with empty files */
   snprintf(a->tmp_opts, sizeof a->tmp_opts, "mode=0755,size=%llu,nr_inodes=%llu", (unsigned long long)v->tmp_size,
@@ -263,12 +286,51 @@ static int write_maps(pid_t pid) {
 
 static const char *const ns_names[SB_NS_COUNT] = {"user", "mnt", "ipc", "uts", "cgroup", "net", "pid"};
 
+/* The init's answer to a request sent on ctl (and the fd it sends into
+ * *fd_out). 0, or -1 with errno. */
+static int answer(int ctl, int *fd_out) {
+  if (fd_out) *fd_out = -1;
+  /* the init answers at once; one that does not within 10 s is broken */
+  struct pollfd p = {.fd = ctl, .events = POLLIN};
+  int r;
+  while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {}
+  if (r != 1) return errno = ETIMEDOUT, -1;
+  sb_ns_answer ans;
+  int fd = -1, nfds;
+  ssize_t n = sb_recv_fds(ctl, &ans, sizeof ans, &fd, 1, &nfds); /* a second fd is closed */
+  if (n != (ssize_t)sizeof ans) {
+    if (nfds) close(fd);
+    return errno = EIO, -1;
+  }
+  if (fd_out) *fd_out = fd;
+  else if (nfds) close(fd);
+  if (ans.err) return errno = ans.err, -1;
+  return 0;
+}
+
+/* Send the request m (with infd, unless -1) over ctl. 0, or -1 (EIO). */
+static int ask(int ctl, const sb_ns_msg *m, int infd) {
+  return sb_send_fds(ctl, m, sizeof *m, &infd, infd >= 0 ? 1 : 0) == 0 ? 0 : (errno = EIO, -1);
+}
+
+/* SB_NS_NETJOIN for the init, with the network namespace it joins (or -1:
+ * it makes one). Sent while the init still builds the view: it reads it
+ * after its report, so no round trip waits for it. */
+static int ask_netjoin(int ctl, int netfd) {
+  sb_ns_msg *m = calloc(1, sizeof *m);
+  if (!m) return errno = ENOMEM, -1;
+  m->op = SB_NS_NETJOIN;
+  int r = ask(ctl, m, netfd);
+  free(m);
+  return r;
+}
+
 int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   sb_ns_init(ns);
   why[0] = '\0';
   init_arg *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  int go[2] = {-1, -1}, ctl[2] = {-1, -1};
+  int go[2] = {-1, -1}, ctl[2] = {-1, -1}, netfd = -1;
   pid_t pid = -1;
   int rc = -1;
   if (a == MAP_FAILED || stack == MAP_FAILED || pipe2(go, O_CLOEXEC) != 0 ||
@@ -281,7 +343,7 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   a->go_r = go[0];
   a->ctl = ctl[1];
   int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-      (v->network ? CLONE_NEWNET : 0) | (v->userns ? CLONE_NEWUSER : 0) | SIGCHLD;
+      (v->network && !a->net_later ? CLONE_NEWNET : 0) | (v->userns ? CLONE_NEWUSER : 0) | SIGCHLD;
   pid = clone(init_main, (char *)stack + STACK_SIZE, flags, a);
   if (pid < 0) {
     int e = errno;
@@ -313,6 +375,12 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
     snprintf(why, whylen, "namespaces: the init is gone (%s)", strerror(errno));
     goto out;
   }
+  /* SANDBOX_NETNS_IN_INIT: the init makes it after the view (test switch) */
+  if (a->net_later && !getenv("SANDBOX_NETNS_IN_INIT")) netfd = sb_netns_new_fd();
+  if (a->net_later && ask_netjoin(ctl[0], netfd) != 0) {
+    snprintf(why, whylen, "namespaces: cannot hand the init its network namespace (%s)", strerror(errno));
+    goto out;
+  }
   sb_ns_report r;
   ssize_t n;
   while ((n = recv(ctl[0], &r, sizeof r, 0)) < 0 && errno == EINTR) {}
@@ -327,6 +395,10 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
              "commands without their own namespaces (capabilities dropped, seccomp and Landlock stay)",
              r.step > 0 && r.step < ST_COUNT ? sb_view_step_names[r.step] : "a step", r.detail[0] ? " " : "", r.detail,
              strerror(r.err));
+    goto out;
+  }
+  if (a->net_later && answer(ctl[0], NULL) != 0) {
+    snprintf(why, whylen, "namespaces: the init cannot join its network namespace (%s)", strerror(errno));
     goto out;
   }
   char path[64];
@@ -354,6 +426,7 @@ out:
     if (go[i] >= 0) close(go[i]);
     if (ctl[i] >= 0) close(ctl[i]);
   }
+  if (netfd >= 0) close(netfd);
   if (stack != MAP_FAILED) munmap(stack, STACK_SIZE);
   if (a != MAP_FAILED) munmap(a, sizeof *a);
   return rc;
@@ -384,26 +457,11 @@ int sb_ns_request(sb_ns *ns, int op, int tree, const char *path, const char *tar
   m->tree = tree;
   memcpy(m->path, path, pl + 1);
   if (target) memcpy(m->target, target, tl + 1);
-  ssize_t w;
-  while ((w = send(ns->ctl, m, sizeof *m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+  int r = ask(ns->ctl, m, -1) == 0 ? answer(ns->ctl, fd_out) : -1;
+  int err = errno;
   free(m);
-  if (w != (ssize_t)sizeof(sb_ns_msg)) return errno = EIO, -1;
-  /* the init answers at once; one that does not within 10 s is broken */
-  struct pollfd p = {.fd = ns->ctl, .events = POLLIN};
-  int r;
-  while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {}
-  if (r != 1) return errno = ETIMEDOUT, -1;
-  sb_ns_answer ans;
-  int fd = -1, nfds;
-  ssize_t n = sb_recv_fds(ns->ctl, &ans, sizeof ans, &fd, 1, &nfds); /* a second fd is closed */
-  if (n != (ssize_t)sizeof ans) {
-    if (nfds) close(fd);
-    return errno = EIO, -1;
-  }
-  if (fd_out) *fd_out = fd;
-  else if (nfds) close(fd);
-  if (ans.err) return errno = ans.err, -1;
-  return 0;
+  errno = err;
+  return r;
 }
 
 void sb_ns_close(sb_ns *ns) {

@@ -58,6 +58,10 @@ typedef struct sb_ns_msg {
   char target[SB_PATH_MAX + 1]; /* SB_NS_LINK: the link's text */
 } sb_ns_msg;
 
+/* sb_ns_create's own request, right after the report: join the network
+ * namespace whose fd comes with it, or (none came) make one. */
+#define SB_NS_NETJOIN 100
+
 typedef struct sb_ns_answer {
   int err; /* 0, or the errno of the failed step */
 } sb_ns_answer;
@@ -66,6 +70,7 @@ typedef struct init_arg {
   int go_r, ctl;
   unsigned long arg_start, arg_end, env_start, env_end; /* the host's, in the copy */
   bool network, userns;
+  bool net_later; /* the network namespace comes after the view (SB_NS_NETJOIN) */
   char tmp_opts[96];
   char root[SB_NS_PATH];
   bool root_ro; /* commands see the root read-only */
