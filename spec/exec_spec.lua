@@ -475,6 +475,8 @@ describe("exec", function()
     end)
 
     it("no descriptor of the host reaches a child", function()
+      -- io.open's fd is not close-on-exec, as a host application's may be
+      local held = assert(io.open("/dev/null"))
       assert(sh.run(("cp %s/test/probe %s/probe"):format(sh.build, sb.cwd)))
       local r = assert(sb:exec("./probe", { "fds", "-" }))
       assert.equal("0\n1\n2\n", r.stdout)
@@ -482,6 +484,7 @@ describe("exec", function()
       r = assert(s2:exec("ls", { "/proc/self/fd" }))
       assert.equal("0\n1\n2\n3\n", r.stdout) -- 3 is ls's own directory handle
       s2:dispose()
+      held:close()
     end)
 
     it("exec = false removes the ability to run commands", function()
@@ -505,9 +508,9 @@ describe("exec", function()
   end)
 end)
 
-describe("exec without pidfd, without cgroup, without the zygote (forced fallbacks)", function()
+describe("exec without pidfd, without cgroup, without the zygote, without close_range (forced fallbacks)", function()
   for _, env in ipairs { "SANDBOX_NO_PIDFD=1", "SANDBOX_NO_CGROUP=1", "SANDBOX_NO_PIDFD=1 SANDBOX_NO_CGROUP=1",
-                         "SANDBOX_NO_ZYGOTE=1" } do
+                         "SANDBOX_NO_ZYGOTE=1", "SANDBOX_NO_ZYGOTE=1 SANDBOX_NO_CLOSE_RANGE=1" } do
     it("runs, times out and kills the tree with " .. env, function()
       local d = backends.tmpdir("fb")
       local m = procs.marker()
@@ -515,8 +518,10 @@ describe("exec without pidfd, without cgroup, without the zygote (forced fallbac
         package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
         package.cpath = "%s/?.so;" .. package.cpath
         local s = require("sandbox").container { base_dir = "%s", kill_grace = 0.2 }
+        local held = assert(io.open("/dev/null")) -- not close-on-exec
         local r = s:exec("sh", { "-c", "echo hi; exit 4" })
         print(r.stdout:sub(1, 2), r.exit_code)
+        print((assert(s:exec("ls", { "/proc/self/fd" })).stdout:gsub("\n", " ")))
         r = s:exec("sh", { "-c", "sleep %s & sleep %s" }, { timeout = 0.3 })
         print(r.timed_out, r.exit_code)
         for i = 1, 200 do assert(s:exec("true").exit_code == 0) end
@@ -524,7 +529,8 @@ describe("exec without pidfd, without cgroup, without the zygote (forced fallbac
         print("done")']]):format(env, sh.lua(), sh.build, d, m, m)
       local ok, out = sh.run(script)
       assert.is_true(ok, out)
-      assert.equal("hi\t4\ntrue\t143\ndone\n", out)
+      -- the host's fd reached no command (3 is ls's own directory handle)
+      assert.equal("hi\t4\n0 1 2 3 \ntrue\t143\ndone\n", out)
       assert_gone(m)
     end)
   end

@@ -4,6 +4,8 @@
 #ifndef SB_BASE_CHILD_H
 #define SB_BASE_CHILD_H
 
+#include <stdbool.h>
+
 /* For functions that run in a child on a stack of our own (a clone child):
  * sanitizer runtimes do not know that stack, keep their instrumentation out. */
 #if defined(__GNUC__)
@@ -16,5 +18,8 @@
  * keep2 (-1: none). Also what keeps a child from holding another thread's
  * pipes open. Async-signal-safe. */
 void sb_child_close_fds(int keep1, int keep2);
+/* The same; with one_by_one, as where neither close_range nor closefrom
+ * exists (the test switch SANDBOX_NO_CLOSE_RANGE). */
+void sb_child_close_fds_as(int keep1, int keep2, bool one_by_one);
 
 #endif

@@ -20,6 +20,7 @@ typedef struct sb_local_config {
   const sb_confine_steps *steps; /* applied by every child; NULL = none */
   sb_limits *limits; /* cgroups for tree kill and limits; NULL = process group only */
   bool no_pidfd; /* test switch: watch exits by polling */
+  bool no_close_range; /* test switch: children close the host's fds one by one */
   bool no_zygote; /* test switch: every confined command spawned directly */
 } sb_local_config;
 

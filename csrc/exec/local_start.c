@@ -102,6 +102,7 @@ sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
                       .steps = lr->cfg.steps,
                       .stack = lr->stack,
                       .no_pidfd = lr->cfg.no_pidfd,
+                      .no_close_range = lr->cfg.no_close_range,
                       .zygote = zygote_for(lr)};
   if (inherit) {
     fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);

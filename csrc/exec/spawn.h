@@ -31,6 +31,7 @@ typedef struct sb_spawn_req {
   const sb_confine_steps *steps; /* NULL = none */
   void *stack; /* two child stacks, 2 * SB_SPAWN_STACK bytes, reused by the caller */
   bool no_pidfd; /* test switch: spawn without CLONE_PIDFD */
+  bool no_close_range; /* test switch: the child closes the host's fds one by one */
   struct sb_zygote *zygote; /* spawn through it when it takes the request (exec/zygote.h); NULL = directly */
 } sb_spawn_req;
 

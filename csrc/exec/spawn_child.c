@@ -118,7 +118,7 @@ CHILD int sb_spawn_command(void *arg) {
   /* No descriptor of the host survives: Landlock does not cover files
    * opened before it, so this is part of the confinement too. Only the
    * error pipe stays, and it closes itself at exec. */
-  sb_child_close_fds(c->errfd, -1);
+  sb_child_close_fds_as(c->errfd, -1, r->no_close_range);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);

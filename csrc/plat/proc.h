@@ -74,6 +74,24 @@ static inline int sb_close_range(unsigned lo, unsigned hi) {
 #endif
 }
 
+/* Close every fd from lo up where libc has closefrom and it cannot fail
+ * here: the BSDs' (a system call), and glibc's (2.34: close_range, else a
+ * scan of /proc/self/fd on the stack, no allocation) in the build without
+ * Linux's layers, which stands in for them. A Linux build does not: there
+ * glibc's aborts where close_range is missing and /proc is not mounted.
+ * 0, or -1 when there is none. */
+static inline int sb_closefrom(int lo) {
+#if defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__) || \
+    (!SB_LINUX && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)))
+  closefrom(lo);
+  return 0;
+#else
+  (void)lo;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
 /* Where a loop over fds may stop: the fd limit, at most 65536 (a getrlimit
  * in effect, which a child may call). */
 static inline int sb_fd_limit(void) {
