@@ -11,7 +11,8 @@ M.JS = (os.getenv("PWD") or ".") .. "/spec/js/e2b"
 
 --- A running peer: {api =, envd =, pid =, stop = fn}. opts.netns and
 --- opts.host run it in that network namespace, listening on that address;
---- opts.latency (ms) delays every request it serves, as a far engine would;
+--- opts.latency (ms) delays every request it serves, as a far engine would
+--- (peer.envd_near is then the same envd without the delay);
 --- opts.page_size makes listings page sooner than the API's 100;
 --- opts.envd_version ("0.5.1", "0.5.6", "0.6.13") is the envd it stands for,
 --- lacking what that one lacks.

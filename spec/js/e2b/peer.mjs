@@ -520,7 +520,7 @@ async function files(req, res, url) {
   return send(res, 405, { code: 405, message: "method not allowed" });
 }
 
-const envd = http.createServer(later((req, res) => {
+const serveEnvd = (req, res) => {
   const url = new URL(req.url, "http://envd");
   const counted = sandboxes.get(req.headers["e2b-sandbox-id"]); // what a test may ask of GET /sandboxes/{id}/calls
   if (counted) counted.calls[url.pathname] = (counted.calls[url.pathname] ?? 0) + 1;
@@ -533,7 +533,11 @@ const envd = http.createServer(later((req, res) => {
   if (url.pathname === "/health") return send(res, 204, "");
   if (url.pathname === "/files") return files(req, res, url).catch((e) => send(res, 500, { code: 500, message: String(e) }));
   return connect(req, res);
-}));
+};
+const envd = http.createServer(later(serveEnvd));
+// with a latency, envd also near (no delay) on a port of its own: the same
+// sandboxes, for a spec's calls whose round trips are not what it measures
+const envdNear = LATENCY > 0 ? http.createServer(serveEnvd) : null;
 
 // ---- the control plane ----------------------------------------------------
 function newSandbox(body) {
@@ -609,15 +613,16 @@ const api = http.createServer(later(async (req, res) => {
 // envd's server (main.go, idleTimeout): an idle kept-alive connection lives
 // 640 s, no read or write timeout; the edge's proxies keep theirs 610-620 s.
 // Node's own defaults (5 s idle, 300 s a request) are not envd's.
-for (const srv of [envd, api]) {
+for (const srv of [envd, api, envdNear].filter(Boolean)) {
   srv.keepAliveTimeout = 640_000;
   srv.requestTimeout = 0;
 }
 let envdConnections = 0; // TCP connections envd accepted (GET /connections, the peer's own, for tests)
 envd.on("connection", () => envdConnections++);
 const listen = (srv) => new Promise((resolve) => srv.listen(0, HOST, () => resolve(srv.address().port)));
-const [apiPort, envdPort] = await Promise.all([listen(api), listen(envd)]);
-process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `http://${HOST}:${envdPort}` }) + "\n");
+const [apiPort, envdPort, nearPort] = await Promise.all([listen(api), listen(envd), envdNear && listen(envdNear)]);
+process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `http://${HOST}:${envdPort}`,
+  envd_near: nearPort ? `http://${HOST}:${nearPort}` : undefined }) + "\n");
 const bye = () => {
   for (const sb of [...sandboxes.values()]) destroy(sb);
   fs.rmSync(fakeDir, { recursive: true, force: true });
