@@ -95,6 +95,21 @@ $(BUILD)/obj/%.o: csrc/%.c
 $(BUILD)/obj/exec/zygote_program.o: $(ZYGOTE_BIN)
 $(BUILD)/obj/exec/zygote_program.o: CFLAGS += -DSB_ZYGOTE_PROGRAM='"$(abspath $(ZYGOTE_BIN))"'
 
+# The remote commands' engine-side helper (csrc/rtree/, remote/helper.h):
+# a static program for the engine, built with musl (small: its bytes are
+# uploaded once per sandbox) for this machine's architecture, and carried
+# in the module as bytes (remote/rtree_program.c). Without musl-gcc, or
+# for another system, none is carried and remote commands keep the sh
+# wrapper.
+RTREE_CC ?= $(shell command -v musl-gcc 2>/dev/null)
+RTREE_BIN := $(if $(and $(RTREE_CC),$(filter Linux,$(TARGET_OS))),$(BUILD)/rtree/sandbox-rtree)
+%/rtree/sandbox-rtree: csrc/rtree/main.c csrc/remote/tree_proto.h
+	@mkdir -p $(dir $@)
+	$(RTREE_CC) -std=c11 -D_GNU_SOURCE -Os -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Icsrc -static -s \
+	  -ffunction-sections -fdata-sections -Wl,--gc-sections -Wl,-z,noseparate-code -Wl,--build-id=none -o $@ $<
+$(BUILD)/obj/remote/rtree_program.o: $(RTREE_BIN)
+$(BUILD)/obj/remote/rtree_program.o: CFLAGS += $(if $(RTREE_BIN),-DSB_RTREE_PROGRAM='"$(abspath $(RTREE_BIN))"')
+
 $(MODULE): $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(SANFLAGS) -o $@ $(OBJ) $(LDFLAGS) $(MODULE_LDFLAGS) $(UV_LINK)

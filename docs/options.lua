@@ -127,6 +127,8 @@ return {
       meaning = "seconds a whole call (not a command's stream) may take; beyond → `EIO`" },
     { names = { "login" },
       meaning = "commands start with the login profile read (`/etc/profile`, then `~/.profile`), as E2B's SDK gets from `bash -l`: `~/.local/bin` and `/etc/profile.d` additions apply (on a Debian template `/etc/profile` also sets `PATH` anew). What the sandbox sets (`env`, `TERM`, `NO_COLOR`, `PAGER`) still wins; the profile's output is discarded" },
+    { names = { "tree_helper" },
+      meaning = "commands from the sandbox's second on run under the engine-side helper, a small static program uploaded once (to `$TMPDIR/agent-sandbox-rtree.<mark>/`, removed at dispose) in place of the sh wrapper: about 1.5 ms less a command, and a command's tree is everything it started (the helper is their subreaper), not only what kept its environment mark. Where it cannot run (another architecture, a `$TMPDIR` that takes no programs, a build without musl-gcc) commands keep the wrapper; `login = true` commands always do. `false`: the wrapper throughout" },
     { names = { "idle_timeout" },
       meaning = "seconds a command's stream may go without a byte (envd sends keepalives every second): a dead link or sandbox → the stream is reattached, and `EIO` if that fails" },
     { names = { "exec", "exec_timeout", "inherit_env", "max_background_processes", "max_output_bytes", "allow_shell", "kill_grace" }, default = "as the ContainerSandbox",

@@ -4,7 +4,7 @@
 # run the driver (bench/run.lua). BENCH_ROUNDS sets the rounds (5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extra="lua-filesystem gnuplot-nox bubblewrap strace"
+extra="lua-filesystem gnuplot-nox bubblewrap strace poppler-utils"
 command -v node >/dev/null 2>&1 || extra="$extra nodejs"
 command -v npm >/dev/null 2>&1 || extra="$extra npm"
 SANDBOX_EXTRA_PKGS="$extra" bash scripts/deps.sh

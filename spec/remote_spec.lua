@@ -338,6 +338,27 @@ describe("RemoteSandbox", function()
     before_each(function() sb = assert(new { kill_grace = 0.3, allow_shell = true }) end)
     after_each(function() if sb then sb:dispose() end end)
 
+    -- A host that dies mid-command: a Lua process that makes a kept
+    -- sandbox (o.opts: more of its options, as Lua source), runs o.before
+    -- (Lua source, with sb), then o.command, and is killed with SIGKILL
+    -- o.after seconds after it started. The sandbox's id.
+    local function host_dies(o)
+      local script = ([[%s%s -e '
+          package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+          package.cpath = "%s/?.so;" .. package.cpath
+          local sb = assert(require("sandbox").remote { api_url = "%s", envd_url = "%s", api_key = "%s",
+            keep = true, kill_grace = 0.2%s })
+          print(sb.sandbox_id); io.stdout:flush()
+          %s
+          %s' & pid=$!
+          sleep %s; kill -9 $pid; wait $pid]]):format(o.env or "", sh.lua(), sh.build, peer.api, peer.envd, KEY,
+        o.opts or "", o.before or "", o.command, o.after)
+      local _, out = sh.run(script)
+      local id = out:match("sbx%w+")
+      assert.is_truthy(id, out)
+      return id
+    end
+
     it("returns the SPEC result table", function()
       local r = assert(sb:exec("echo", { "hello", "world" }))
       assert.same({ 0, false, "hello world\n", "", false, 0 },
@@ -523,22 +544,141 @@ describe("RemoteSandbox", function()
 
       it("a host that dies mid-command: the engine-side deadline still ends the whole tree", function()
         local m = procs.marker()
-        local script = ([[%s -e '
-          package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
-          package.cpath = "%s/?.so;" .. package.cpath
-          local sb = assert(require("sandbox").remote { api_url = "%s", envd_url = "%s", api_key = "%s",
-            keep = true, kill_grace = 0.2 })
-          print(sb.sandbox_id); io.stdout:flush()
-          sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 1 })' & pid=$!
-          sleep 0.7; kill -9 $pid; wait $pid]]):format(sh.lua(), sh.build, peer.api, peer.envd, KEY, m, m)
-        local _, out = sh.run(script)
-        local id = out:match("sbx%w+")
-        assert.is_truthy(id, out)
+        local id = host_dies { after = 0.7,
+          command = ('sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 1 })'):format(m, m) }
         assert.is_true(#procs.find(m) > 0, "running after its host is gone")
         sh.run("sleep " .. 1 + 0.2 + 2 + 0.2 + 1) -- the watchdog's time (timeout, grace, margin), its grace, slack
         assert_gone(m)
         assert.equal("running", listed()[id]) -- the sandbox itself was kept
         peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
+      end)
+    end)
+
+    -- The engine-side helper (remote/helper.h): uploaded after a sandbox's
+    -- first command, it runs the commands after that in place of the sh
+    -- wrapper, as the subreaper of all they start.
+    describe("under the engine-side helper", function()
+      -- What runs a command: its parent's command line.
+      local function keeper(s)
+        local r = assert(s:exec("sh", { "-c", "tr '\\000' ' ' </proc/$PPID/cmdline" }))
+        return r.stdout
+      end
+      -- A sandbox whose commands run under its helper (commands started
+      -- while the helper uploads run under the wrapper).
+      local function helped(opts)
+        local s = assert(new(opts))
+        for _ = 1, 100 do
+          local k = keeper(s)
+          if k:find("/" .. "sandbox-rtree run ", 1, true) then return s, k:match("^(%S+)") end
+          require("sandbox.core").sleep(0.02)
+        end
+        error("no command ran under the helper")
+      end
+      local hs
+      before_each(function() hs = helped { kill_grace = 0.3, allow_shell = true } end)
+      after_each(function() if hs then hs:dispose() end end)
+
+      require("support.tree_kill")(it, function() return hs end, assert_gone, 0.5)
+
+      it("is one upload a sandbox, under the engine's temporary directory, removed at dispose", function()
+        local s, path = helped {}
+        assert.matches("^/tmp/agent%-sandbox%-rtree%.%x+/sandbox%-rtree$", path)
+        assert.is_true(sh.run("test -x " .. path))
+        for _ = 1, 3 do assert.equal(path, keeper(s):match("^(%S+)")) end
+        assert.matches("subreaper", s.confinement.tree_kill.via)
+        s:dispose()
+        assert.is_false(sh.run("test -e " .. path:match("^(.*)/")), "its directory survived dispose")
+      end)
+
+      it("answers a program that cannot start as the wrapper does, and runs argv as exec does", function()
+        assert(hs:write_file("script.sh", "#!/bin/sh\necho hi\n")) -- not executable
+        assert(hs:write_file("noshebang", "echo no-shebang \"$@\"\n"))
+        assert(hs:exec("chmod", { "+x", "noshebang" }))
+        for _, c in ipairs { { "no-such-command-xyz", "ENOENT" }, { "./script.sh", "EACCES" }, { "./missing.sh", "ENOENT" },
+                             { ".", "EACCES" } } do
+          local v, msg, code = hs:exec(c[1])
+          assert.same({ c[2] }, { code }, msg)
+          assert.is_nil(v)
+        end
+        assert.equal("a\\nb\n", assert(hs:exec("echo", { "a\\nb" })).stdout) -- the program, not a builtin
+        assert.equal("no-shebang x y\n", assert(hs:exec("./noshebang", { "x", "y" })).stdout) -- sh runs it, as execvp
+        local r = assert(hs:exec("sh", { "-c", "exit 130" })) -- an exit status, not the signal it resembles
+        assert.same({ 130 }, { r.exit_code })
+        assert.is_nil(r.signal)
+        r = assert(hs:exec("sh", { "-c", "kill -USR2 $$" }))
+        assert.same({ "SIGUSR2" }, { r.signal })
+      end)
+
+      it("kills what left the tree's environment too: a daemon that rewrote its environment", function()
+        local m = procs.marker()
+        local r = assert(hs:exec("sh", { "-c", "(env -i setsid sleep " .. m .. " >/dev/null 2>&1 &); echo started" }))
+        assert.same({ 0, "started\n" }, { r.exit_code, r.stdout })
+        assert_gone(m)
+        -- and through h:kill, below a background command
+        local m2 = procs.marker()
+        local h = assert(hs:exec("sh", { "-c", "(env -i setsid sleep " .. m2 .. " >/dev/null 2>&1 &); echo up; sleep " .. m2 },
+          { background = true }))
+        assert.equal("up\n", h:read("stdout", 5))
+        assert(h:kill("KILL"))
+        h:wait()
+        assert_gone(m2)
+      end)
+
+      it("a command that removes the helper: the next one still runs, and a new helper is uploaded", function()
+        local path = keeper(hs):match("^(%S+)")
+        assert(hs:exec("sh", { "-c", "rm -rf " .. path:match("^(.*)/") }))
+        local r = assert(hs:exec("sh", { "-c", "echo out; echo err >&2; exit 4" }))
+        assert.same({ 4, "out\n", "err\n" }, { r.exit_code, r.stdout, r.stderr }) -- nothing of the failed start shows
+        local again
+        for _ = 1, 100 do
+          again = keeper(hs):match("^(%S+/sandbox%-rtree) run ")
+          if again and again ~= path then break end
+        end
+        assert.is_truthy(again and again ~= path, "no new helper")
+      end)
+
+      it("a host that dies mid-command: the helper ends the whole tree at its deadline", function()
+        local m = procs.marker()
+        local id = host_dies { after = 1,
+          before = [[for _ = 1, 100 do
+            local r = assert(sb:exec("sh", { "-c", "tr \"\\000\" \" \" </proc/$PPID/cmdline" }))
+            if r.stdout:find("sandbox-rtree run", 1, true) then break end
+          end]],
+          command = ('sb:exec("sh", { "-c", "env -i setsid sleep %s & sleep %s" }, { timeout = 1 })'):format(m, m) }
+        local live = procs.find(m)
+        assert.is_true(#live > 0, "running after its host is gone")
+        local under
+        for _, pid in ipairs(live) do
+          local parent = (sh.read_file("/proc/" .. pid .. "/stat") or ""):match("%) %a (%d+)")
+          under = under or (sh.read_file("/proc/" .. tostring(parent) .. "/cmdline") or ""):find("sandbox-rtree", 1, true)
+        end
+        assert.is_truthy(under, "the command does not run under the helper")
+        sh.run("sleep " .. 1 + 0.2 + 2 + 0.2 + 1) -- its deadline (timeout, grace, margin), its grace, slack
+        assert_gone(m)
+        peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
+      end)
+
+      it("where it cannot run (a /tmp that takes no programs), commands keep the wrapper", function()
+        if not sh.run("test $(id -u) = 0") then pending("the peer fakes such a template with a mount: needs root") return end
+        local s = assert(new { template = "noexec-tmp" })
+        assert(s:exec("true")) -- (the first checks the template)
+        for _ = 1, 10 do
+          assert.matches("agent%-sandbox run ", keeper(s))
+          require("sandbox.core").sleep(0.02)
+        end
+        assert.equal("x\n", assert(s:exec("echo", { "x" })).stdout)
+        s:dispose()
+      end)
+
+      it("is not uploaded with tree_helper = false", function()
+        local s = assert(new { tree_helper = false })
+        assert(s:exec("true"))
+        for _ = 1, 10 do
+          assert.matches("agent%-sandbox run ", keeper(s))
+          require("sandbox.core").sleep(0.02)
+        end
+        assert.not_matches("subreaper", s.confinement.tree_kill.via)
+        s:dispose()
       end)
     end)
 
@@ -595,8 +735,10 @@ describe("RemoteSandbox", function()
         assert.is_true(f(), what)
       end
 
+      -- (with the engine-side helper off: a helper runs every command but
+      -- login ones, which still get the guard, see the last case here)
       it("is made after the first command, shared by the next ones, and ended with its directory at dispose", function()
-        local s = assert(new {})
+        local s = assert(new { tree_helper = false })
         assert.is_nil(guard_of(s)) -- the first command checks the template: no guard yet
         assert(s:exec("true"))
         local g = next_guard(s)
@@ -609,8 +751,17 @@ describe("RemoteSandbox", function()
         assert.is_false(sh.run("test -e " .. g.dir), "its directory survived dispose")
       end)
 
+      it("keeps the deadlines of login commands, which the wrapper runs while the helper runs the rest", function()
+        local s = assert(new { login = true })
+        assert(s:exec("true"))
+        local g = next_guard(s)
+        assert.is_true(#marked(g.mark) > 0)
+        s:dispose()
+        assert.same({}, marked(g.mark), "the guard or its sleeps survived dispose")
+      end)
+
       it("killed, a command keeps its own deadline and output, and the next one gets a new guard", function()
-        local s = assert(new { kill_grace = 0.2 })
+        local s = assert(new { kill_grace = 0.2, tree_helper = false })
         assert(s:exec("true"))
         local g = next_guard(s)
         sh.run("kill -9 " .. g.pid)
@@ -635,22 +786,13 @@ describe("RemoteSandbox", function()
         -- commands with a later deadline until one is registered (its
         -- wrapper's guard argument, read by the command): the guard sleeps
         -- until that one's, and the last command must wake it
-        local script = ([[SANDBOX_REMOTE_GUARD_IDLE=1 %s -e '
-          package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
-          package.cpath = "%s/?.so;" .. package.cpath
-          local sb = assert(require("sandbox").remote { api_url = "%s", envd_url = "%s", api_key = "%s",
-            keep = true, kill_grace = 0.2 })
-          print(sb.sandbox_id); io.stdout:flush()
-          assert(sb:exec("true"))
+        local id = host_dies { env = "SANDBOX_REMOTE_GUARD_IDLE=1 ", opts = ", tree_helper = false", after = 1.5,
+          before = [[assert(sb:exec("true"))
           for _ = 1, 50 do
             local r = assert(sb:exec("sh", { "-c", "tr \"\\000\" \"\\n\" </proc/$PPID/cmdline | sed -n 8p" }, { timeout = 100 }))
             if r.stdout ~= "-\n" then break end
-          end
-          sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 3 })' & pid=$!
-          sleep 1.5; kill -9 $pid; wait $pid]]):format(sh.lua(), sh.build, peer.api, peer.envd, KEY, m, m)
-        local _, out = sh.run(script)
-        local id = out:match("sbx%w+")
-        assert.is_truthy(id, out)
+          end]],
+          command = ('sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 3 })'):format(m, m) }
         local live = procs.find(m)
         assert.is_true(#live > 0, "running after its host is gone")
         -- the command's wrapper was registered with the guard, not watched by its own

@@ -135,6 +135,7 @@
 ---@field sandbox_id? string
 ---@field template? string default: "base"
 ---@field timeout? number default: 300
+---@field tree_helper? boolean default: true
 ---@field user? string default: "user"
 
 ---A sandbox: the same methods on every backend (nil, msg, code on failure).

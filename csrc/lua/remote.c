@@ -10,6 +10,7 @@
 
 #include "remote/runner.h"
 #include "remote/fs.h"
+#include "remote/helper.h"
 #include "lua/options.h"
 #include "lua/runner.h"
 #include "remote/control.h"
@@ -100,7 +101,8 @@ static void set_policy_entry(lua_State *L, const char *name, bool set, const cha
 }
 
 /* sb.confinement: what isolates the commands is the engine's, said as data. */
-static void push_confinement(lua_State *L, const remote_part *rp, const sb_remote_box *b, const sb_policy *p) {
+static void push_confinement(lua_State *L, const remote_part *rp, const sb_remote_box *b, const sb_policy *p,
+                             bool opt_helper) {
   lua_createtable(L, 0, 6);
   lua_pushboolean(L, 1);
   lua_setfield(L, -2, "enabled");
@@ -118,7 +120,11 @@ static void push_confinement(lua_State *L, const remote_part *rp, const sb_remot
   lua_setfield(L, -2, "isolation");
   /* envd signals one process: the tree is the wrapper's (remote/tree.h) */
   lua_createtable(L, 0, 2);
-  set_str(L, "via", "an environment mark every process of a command inherits, swept from /proc");
+  set_str(L, "via",
+          opt_helper ? "the engine-side helper, uploaded after the first command: the command's descendants (it is "
+                       "their subreaper) and what carries its environment mark; until then, and where it cannot run, "
+                       "the sh wrapper: the mark, swept from /proc"
+                     : "an environment mark every process of a command inherits, swept from /proc");
   set_str(L, "checked", "by the first command: ENOTSUP where the template has no /proc or no grep -z");
   lua_setfield(L, -2, "tree_kill");
   /* one entry per policy item: none binds commands on the engine */
@@ -233,7 +239,8 @@ int sb_lua_remote(lua_State *L) {
         .root = rp->root,
         .login = sb_opt_bool(L, 1, "login"),
         /* test switch: seconds an idle guard lives (remote/tree.h) */
-        .guard_idle = getenv("SANDBOX_REMOTE_GUARD_IDLE") ? atof(getenv("SANDBOX_REMOTE_GUARD_IDLE")) : 0};
+        .guard_idle = getenv("SANDBOX_REMOTE_GUARD_IDLE") ? atof(getenv("SANDBOX_REMOTE_GUARD_IDLE")) : 0,
+        .helper = sb_opt_bool(L, 1, "tree_helper")};
     sb_runner *r = sb_remote_runner(&sb->fs.mem, &rc, &e);
     if (!r) c = e.code;
     else {
@@ -246,7 +253,8 @@ int sb_lua_remote(lua_State *L) {
   if (c == SB_OK) {
     lua_pushstring(L, box->id);
     sb_lua_setfield(L, ud, "sandbox_id");
-    push_confinement(L, rp, box, &sb->policy);
+    const unsigned char *hb;
+    push_confinement(L, rp, box, &sb->policy, sb_opt_bool(L, 1, "tree_helper") && sb_rhelper_program(&hb) > 0);
     sb_lua_setfield(L, ud, "confinement");
     lua_pushcfunction(L, l_keep_alive);
     sb_lua_setfield(L, ud, "keep_alive");

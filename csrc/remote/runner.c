@@ -73,8 +73,8 @@ static void *signal_main(void *arg) {
   sb_mem plain;
   sb_mem_init_plain(&plain); /* the Lua allocator is not for other threads */
   sb_err e = {.code = SB_OK};
-  if (sb_rtree_signal(&plain, d, &p->tree, p->sig_sig, SWEEP_LIMIT, &e) != SB_OK && p->sig_sig == SIGKILL &&
-      p->sig_pid > 0)
+  if (sb_rtree_signal(&plain, d, &p->tree, p->sig_sig, p->kill_helper, SWEEP_LIMIT, &e) != SB_OK &&
+      p->sig_sig == SIGKILL && p->sig_pid > 0)
     sb_envd_signal(&plain, d, (uint32_t)p->sig_pid, 9, &e);
   return NULL;
 }
@@ -324,7 +324,7 @@ static sb_proc *rr_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
    * one gets none (E2B #1074). */
   double watchdog = cmd->timeout > 0 && !cmd->background ? cmd->timeout + rr->cfg.grace + 2 : 0;
   sb_rr_guard_tick(rr, watchdog > 0);
-  if (!sb_rr_build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, &rr->guard, !rr->tree_ok) ||
+  if (!sb_rr_build_spec(p, cmd, cwd, watchdog, rr->cfg.grace, &rr->guard, &rr->helper, !rr->tree_ok) ||
       !(p->done_ev = sb_rr_new_ev(p, EV_DONE, 0)) ||
       (cmd->stdin_len && !(p->stdin_data = sb_malloc(&rr->mem, cmd->stdin_len)))) {
     proc_free(p);
@@ -465,6 +465,7 @@ sb_runner *sb_remote_runner(const sb_mem *m, const sb_remote_runner_config *cfg,
   rr->tail = &rr->head;
   atomic_init(&rr->guard_lost, false);
   atomic_init(&rr->guard_done, false);
+  atomic_init(&rr->helper_lost, false);
   rr->base.ops = &remote_ops;
   rr->base.grace = cfg->grace;
   rr->cfg = *cfg;

@@ -11,8 +11,9 @@
  * ends with status_lost and the reason in `error`.
  *
  * The whole tree is killed as locally — at a timeout, by kill, at dispose,
- * and whatever is left when the command ends — through the wrapper every
- * command runs under (remote/tree.h), which also answers "not found" and
+ * and whatever is left when the command ends — through the wrapper
+ * (remote/tree.h) or the engine-side helper (remote/helper.h) every command
+ * runs under, which also answer "not found" and
  * "not executable" before anything runs. A full h:read queue holds the
  * stream's thread in its callback, so the link, envd's pipe and the command
  * wait, as a full pipe makes a local command wait (the idle limit does not
@@ -34,6 +35,7 @@ typedef struct sb_remote_runner_config {
   const char *root; /* the backend's root, absolute */
   bool login; /* commands read the login profile first (remote/tree.h) */
   double guard_idle; /* seconds the deadline guard lives without a command; 0: SB_RR_GUARD_IDLE */
+  bool helper; /* commands run under the engine-side helper once it is uploaded (remote/helper.h) */
 } sb_remote_runner_config;
 
 /* A runner; NULL with e when it cannot be made (OOM, no wake-up fd). */

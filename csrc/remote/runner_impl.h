@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "remote/helper.h"
 #include "remote/runner.h"
 #include "remote/tree.h"
 #include "remote/process.h"
@@ -59,6 +60,15 @@ typedef struct rrunner {
   bool guard_want;
   sb_rtree_guard guard_old, guard_next;
   sb_code guard_code;
+  bool guard_tried; /* the thread started a guard (not needed when the helper came) */
+  /* the engine-side helper (remote/helper.h): uploaded by the same thread
+   * once a command has passed the template's check; lost (a stream's
+   * thread found it gone) and made again up to GUARD_TRIES failed uploads */
+  sb_rhelper helper, helper_next;
+  bool helper_want;
+  int helper_fails;
+  atomic_bool helper_lost;
+  sb_code helper_code;
 } rrunner;
 
 typedef struct rproc {
@@ -79,6 +89,13 @@ typedef struct rproc {
   sb_rtree tree; /* the mark of everything the command starts */
   sb_rtree_nums nums;
   char *specmem; /* the spec's strings, for the thread (malloc) */
+  /* the wrapper's form of the spec (remote/tree.h), for a start under a
+   * helper that is gone; kill_helper: the helper the command started
+   * under (its tree's signals go through it), or NULL */
+  const char *sh_cmd;
+  const char *const *sh_args;
+  const char *kill_helper;
+  bool t_helper, t_retry; /* the thread's: the spec is the helper's; its start is to be made again */
   rev *done_ev; /* the thread's last event, allocated up front */
   size_t specsize;
   /* the thread's own view: started (envd named it), go (the wrapper runs
@@ -120,16 +137,18 @@ rev *sb_rr_new_ev(rproc *p, int kind, size_t len);
  * can read (false: out of memory); deadline is the watchdog's, 0 for none,
  * and `check` asks the wrapper to check the template first. */
 bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace,
-                      const sb_rtree_guard *guard, bool check);
+                      const sb_rtree_guard *guard, const sb_rhelper *helper, bool check);
 /* The working directory's absolute path in the remote sandbox (into out). */
 bool sb_rr_cwd(rrunner *rr, sb_cmd *cmd, char *out, size_t cap, sb_err *e);
 /* The message of a failed start (the thread's code and text) into e. */
 sb_code sb_rr_start_failure(const rproc *p, sb_code code, const char *msg, sb_err *e);
-/* remote/runner_guard.c: take a guard the thread made, and start the
- * thread when a guard is wanted (`need`: a command with a deadline) or a
- * lost one is to be swept; never waits for the engine. */
+/* remote/runner_guard.c: take a guard or helper the thread made, and
+ * start the thread when a helper is wanted (a command has passed the
+ * check), a guard is (`need`: a command with a deadline that the helper
+ * does not run) or a lost guard is to be swept; never waits for the
+ * engine. */
 void sb_rr_guard_tick(rrunner *rr, bool need);
-/* At close: wait for the thread, end the guard (a round trip). */
+/* At close: wait for the thread, end the guard and remove the helper (round trips). */
 void sb_rr_guard_close(rrunner *rr);
 /* A command's stream thread: starts it, follows it (again after a drop),
  * hands its events to the loop. */

@@ -11,8 +11,9 @@
 /* The strings of the spec in one block the thread can read: the wrapper
  * and argv (remote/tree.h), the environment as name/value pairs with the
  * tree's mark last (a mark of the caller's is not kept), the working
- * directory. deadline: the watchdog's, 0 for none; guard: the runner's,
- * when live. */
+ * directory. deadline: the watchdog's, 0 for none; guard and helper: the
+ * runner's, when live (a live helper runs the command; the wrapper's form
+ * is kept beside it for a helper found gone). */
 /* A name a shell's eval may take (the login list's: nothing else gets in). */
 static bool shell_name(const char *s, size_t n) {
   if (!n || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -23,18 +24,20 @@ static bool shell_name(const char *s, size_t n) {
 }
 
 bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadline, double grace,
-                      const sb_rtree_guard *guard, bool check) {
-  size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1 + sizeof guard->spec;
+                      const sb_rtree_guard *guard, const sb_rhelper *helper, bool check) {
+  size_t nargs = 0, nenv = 0, bytes = strlen(cwd) + 1 + sizeof guard->spec + sizeof helper->path;
   bool login = p->rr->cfg.login;
+  /* the login profile is the wrapper's to read; the template's check too */
+  bool use_helper = helper->live && !login && !check;
   for (char *const *a = cmd->argv; *a; a++) nargs++, bytes += strlen(*a) + 1;
   for (char *const *v = cmd->envp; v && *v; v++) nenv++, bytes += (login ? 2 : 1) * (strlen(*v) + 1);
   if (login) bytes += sizeof SB_RTREE_VAR + 1;
-  size_t nall = 1 + SB_RTREE_PREFIX + nargs;
-  size_t ptrs = (nall + 1 + 2 * (nenv + 2) + 1) * sizeof(char *);
+  size_t nall = 1 + SB_RTREE_PREFIX + nargs, nhelp = SB_RHELPER_PREFIX + nargs;
+  size_t ptrs = (nall + 1 + nhelp + 1 + 2 * (nenv + 2) + 1) * sizeof(char *);
   p->specsize = ptrs + bytes;
   char *m = p->specmem = malloc(p->specsize);
   if (!m) return false;
-  const char **args = (const char **)m, **env = args + nall + 1;
+  const char **args = (const char **)m, **hargs = args + nall + 1, **env = hargs + nhelp + 1;
   char *s = m + ptrs;
   args[0] = SB_RTREE_SHELL;
   sb_rtree_prefix(args + 1, &p->nums, deadline, grace, guard, check);
@@ -48,6 +51,13 @@ bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadl
     s += n;
   }
   args[nall] = NULL;
+  if (use_helper) { /* the same argv behind the helper's words; the wrapper's form kept for a helper gone */
+    size_t hl = strlen(helper->path) + 1;
+    sb_rtree_helper_prefix(hargs, &p->nums, memcpy(s, helper->path, hl), deadline, grace);
+    s += hl;
+    for (size_t i = 0; i < nargs; i++) hargs[SB_RHELPER_PREFIX + i] = args[1 + SB_RTREE_PREFIX + i];
+    hargs[nhelp] = NULL;
+  }
   size_t j = 0;
   for (size_t i = 0; i < nenv; i++) {
     size_t n = strlen(cmd->envp[i]) + 1;
@@ -78,9 +88,13 @@ bool sb_rr_build_spec(rproc *p, const sb_cmd *cmd, const char *cwd, double deadl
   env[j] = NULL;
   size_t n = strlen(cwd) + 1;
   p->spec.cwd = memcpy(s, cwd, n);
-  p->spec.cmd = args[0];
-  p->spec.args = args + 1;
+  p->sh_cmd = args[0];
+  p->sh_args = args + 1;
+  p->spec.cmd = use_helper ? hargs[0] : args[0];
+  p->spec.args = use_helper ? hargs + 1 : args + 1;
   p->spec.env = env;
+  p->t_helper = use_helper;
+  p->kill_helper = use_helper ? hargs[0] : NULL;
   return true;
 }
 

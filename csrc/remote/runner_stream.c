@@ -67,6 +67,13 @@ static sb_code on_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
     p->t_started = true;
     return SB_OK;
   }
+  /* under the helper, nothing comes before its first byte of stdout: what
+   * does (envd's sh saying it found no such program) means it did not run,
+   * and the command is started again under the wrapper (stream_main) */
+  if (p->t_helper && !p->t_out && (ev->kind == SB_REV_STDERR || ev->kind == SB_REV_END)) {
+    if (ev->kind == SB_REV_END) p->t_retry = true;
+    return SB_OK;
+  }
   const char *data = ev->data;
   size_t len = ev->kind == SB_REV_STDOUT || ev->kind == SB_REV_STDERR ? ev->len : 0;
   if (ev->kind == SB_REV_STDOUT && len && !p->t_out) { /* the wrapper's first byte (remote/tree.h) */
@@ -133,6 +140,14 @@ void *sb_rr_stream_main(void *arg) {
   sb_mem_init_plain(&plain); /* the Lua allocator is not for other threads */
   sb_err e = {.code = SB_OK};
   sb_code c = sb_envd_start(&plain, rr->cfg.envd, &p->spec, on_event, p, &e);
+  if (c == SB_OK && p->t_retry && !atomic_load(&p->stop)) { /* the helper is gone: the wrapper's form */
+    atomic_store(&rr->helper_lost, true);
+    p->spec.cmd = p->sh_cmd;
+    p->spec.args = p->sh_args;
+    p->t_helper = p->t_retry = p->t_started = false;
+    p->t_pid = 0;
+    c = sb_envd_start(&plain, rr->cfg.envd, &p->spec, on_event, p, &e);
+  }
   /* a dropped link while the process runs: follow it again (E2B #1128) */
   for (int i = 1;
        c == SB_EIO && p->t_started && !p->t_ended && !p->t_failed && !atomic_load(&p->stop) && i <= RESUME_TRIES; i++) {
@@ -147,7 +162,7 @@ void *sb_rr_stream_main(void *arg) {
   }
   if (!p->t_go) { /* nothing ran (t_failed said why), or the start failed: start() says so, no event */
     if (p->t_started && !p->t_failed) /* started, then lost before it could be followed */
-      sb_rtree_signal(&plain, rr->cfg.envd, &p->tree, SIGKILL, SWEEP_LIMIT, &(sb_err){.code = SB_OK});
+      sb_rtree_signal(&plain, rr->cfg.envd, &p->tree, SIGKILL, p->kill_helper, SWEEP_LIMIT, &(sb_err){.code = SB_OK});
     tell_start(p, c == SB_OK ? SB_EIO : c,
                c != SB_OK && e.msg ? e.msg : "remote: Start: the stream ended without a start");
     if (p->start_later) { /* nobody waits in start: the loop hears the start's outcome as the end */

@@ -162,11 +162,16 @@ bool sb_rtree_init(sb_rtree *t) {
   return true;
 }
 
-void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
-                     const sb_rtree_guard *guard, bool check) {
+/* The deadline and grace as both keepers read them: seconds, "0" for no deadline. */
+static void fill_nums(sb_rtree_nums *nums, double deadline, double grace) {
   snprintf(nums->deadline, sizeof nums->deadline, "%.2f", deadline > 0 ? deadline : 0);
   snprintf(nums->grace, sizeof nums->grace, "%.2f", grace > 0 ? grace : 0);
   if (deadline <= 0) snprintf(nums->deadline, sizeof nums->deadline, "0");
+}
+
+void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
+                     const sb_rtree_guard *guard, bool check) {
+  fill_nums(nums, deadline, grace);
   out[0] = "-c";
   out[1] = script;
   out[2] = "agent-sandbox";
@@ -183,25 +188,41 @@ static sb_code ignore(void *ud, const sb_rproc_event *ev, sb_err *e) {
   return SB_OK;
 }
 
-sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e) {
+void sb_rtree_helper_prefix(const char *out[SB_RHELPER_PREFIX], sb_rtree_nums *nums, const char *helper,
+                            double deadline, double grace) {
+  fill_nums(nums, deadline, grace);
+  out[0] = helper;
+  out[1] = "run";
+  out[2] = nums->deadline;
+  out[3] = nums->grace;
+}
+
+/* The helper's end: did it exit 0? */
+static sb_code ended_ok(void *ud, const sb_rproc_event *ev, sb_err *e) {
+  (void)e;
+  if (ev->kind == SB_REV_END) *(bool *)ud = ev->exited && ev->exit_code == 0;
+  return SB_OK;
+}
+
+sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, const char *helper, double limit,
+                        sb_err *e) {
   const char *name = sb_signame(sig); /* by name: the engine's numbers need not be this host's */
   if (!name) return sb_failf(e, SB_EINVAL, "signal %d has no name to send it by", sig);
+  if (helper) { /* the tree by the mark and by descent; the wrapper's sweep where the helper is gone */
+    const char *hargs[] = {"kill", name, t->mark, NULL};
+    sb_rproc_spec hs = {.cmd = helper, .args = hargs, .deadline = limit, .keepalive = 1};
+    bool ok = false;
+    if (sb_envd_start(m, d, &hs, ended_ok, &ok, e) == SB_OK && ok) return SB_OK;
+    e->code = SB_OK;
+  }
   const char *args[] = {"-c", script, "agent-sandbox", "kill", name, t->mark, NULL};
   sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .deadline = limit, .keepalive = 1};
   return sb_envd_start(m, d, &s, ignore, NULL, e);
 }
 
-/* What the guard's start prints: "PID DIR". */
-typedef struct guard_out {
-  char text[sizeof((sb_rtree_guard *)0)->spec + 1];
-  size_t len;
-  int exit_code;
-  bool ended;
-} guard_out;
-
-static sb_code guard_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
+sb_code sb_rtree_collect(void *ud, const sb_rproc_event *ev, sb_err *e) {
   (void)e;
-  guard_out *o = ud;
+  sb_rtree_answer *o = ud;
   if (ev->kind == SB_REV_STDOUT) {
     size_t n = ev->len < sizeof o->text - 1 - o->len ? ev->len : sizeof o->text - 1 - o->len;
     memcpy(o->text + o->len, ev->data, n);
@@ -209,7 +230,9 @@ static sb_code guard_event(void *ud, const sb_rproc_event *ev, sb_err *e) {
   } else if (ev->kind == SB_REV_END) {
     o->ended = true;
     o->exit_code = ev->exited ? ev->exit_code : -1;
+    if (o->len && o->text[o->len - 1] == '\n') o->len--;
   }
+  o->text[o->len] = '\0';
   return SB_OK;
 }
 
@@ -222,11 +245,10 @@ sb_code sb_rtree_guard_start(const sb_mem *m, const sb_envd *d, sb_rtree_guard *
   const char *args[] = {"-c", script, "agent-sandbox", "guard", g->mark.mark, cs, NULL};
   const char *env[] = {SB_RTREE_VAR, g->mark.mark, NULL};
   sb_rproc_spec s = {.cmd = SB_RTREE_SHELL, .args = args, .env = env, .deadline = limit, .keepalive = 1};
-  guard_out o = {.exit_code = -1};
-  sb_code c = sb_envd_start(m, d, &s, guard_event, &o, e);
+  /* it prints "PID DIR" */
+  sb_rtree_answer o = {.exit_code = -1};
+  sb_code c = sb_envd_start(m, d, &s, sb_rtree_collect, &o, e);
   if (c != SB_OK) return c;
-  o.text[o.len] = '\0';
-  if (o.len && o.text[o.len - 1] == '\n') o.text[--o.len] = '\0';
   /* a pid and an absolute directory, or the guard is not used */
   unsigned long pid;
   int at = 0;

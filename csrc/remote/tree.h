@@ -19,21 +19,20 @@
  *   dispose.
  * The mark is found in /proc/PID/environ (one grep over /proc): a process
  * that rewrites its environment and execs again leaves the tree; the
- * microVM is the boundary, and dispose kills the whole sandbox. */
+ * microVM is the boundary, and dispose kills the whole sandbox.
+ *
+ * Once uploaded, the engine-side helper (remote/helper.h) takes the
+ * wrapper's place for the commands it can run: the same first byte, its
+ * own deadline, and the tree as its descendants as well as the mark. */
 #ifndef SB_EXEC_RTREE_H
 #define SB_EXEC_RTREE_H
 
 #include "remote/process.h"
+#include "remote/tree_proto.h"
 
-#define SB_RTREE_VAR "AGENT_SANDBOX_TREE"
 /* With it, the wrapper reads the login profile, then sets again the
  * variables it names (space-separated) as they were. */
 #define SB_RTREE_LOGIN "AGENT_SANDBOX_LOGIN"
-#define SB_RTREE_GO '\001' /* the command runs */
-#define SB_RTREE_ENOENT '\002' /* not found: nothing ran */
-#define SB_RTREE_EACCES '\003' /* found, not executable: nothing ran */
-#define SB_RTREE_NOTREE '\004' /* check: no /proc or no grep -z here, so no tree kill: nothing ran */
-#define SB_RTREE_ALONE '\005' /* the command runs, under a watchdog of its own: the guard given is gone */
 
 typedef struct sb_rtree {
   char mark[33]; /* 32 hex digits from the kernel's generator */
@@ -58,6 +57,17 @@ typedef struct sb_rtree_guard {
   bool live; /* (a plain struct: copied whole) */
 } sb_rtree_guard;
 
+/* A keeper's short answer on stdout (a guard's "PID DIR", a helper's
+ * path): its first bytes, one trailing newline cut, and how it ended.
+ * sb_rtree_collect is the envd event callback that fills it. */
+typedef struct sb_rtree_answer {
+  char text[301];
+  size_t len;
+  int exit_code; /* -1: ended by a signal, or no end seen */
+  bool ended;
+} sb_rtree_answer;
+sb_code sb_rtree_collect(void *ud, const sb_rproc_event *ev, sb_err *e);
+
 /* Start a guard (one envd Start, at most limit seconds); not live on failure. */
 sb_code sb_rtree_guard_start(const sb_mem *m, const sb_envd *d, sb_rtree_guard *g, double idle, double limit,
                              sb_err *e);
@@ -80,9 +90,18 @@ typedef struct sb_rtree_nums {
 void sb_rtree_prefix(const char *out[SB_RTREE_PREFIX], sb_rtree_nums *nums, double deadline, double grace,
                      const sb_rtree_guard *guard, bool check);
 
+/* What envd starts for a command under the engine-side helper
+ * (remote/helper.h): the helper's path as the program, then "run", the
+ * deadline and the grace, before the command's own argv. */
+#define SB_RHELPER_PREFIX 4
+void sb_rtree_helper_prefix(const char *out[SB_RHELPER_PREFIX], sb_rtree_nums *nums, const char *helper,
+                            double deadline, double grace);
+
 /* Send sig to every process of the tree (by its name); SIGKILL is repeated
  * until none is left. One envd Start, followed to its end (at most limit
- * seconds). */
-sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, double limit, sb_err *e);
+ * seconds): through the helper at that path when one is given (what carries
+ * the mark and all below it), the wrapper's sweep where that fails. */
+sb_code sb_rtree_signal(const sb_mem *m, const sb_envd *d, const sb_rtree *t, int sig, const char *helper, double limit,
+                        sb_err *e);
 
 #endif

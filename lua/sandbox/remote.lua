@@ -57,6 +57,9 @@ M.options = {
   idle_timeout = { check = C.seconds, default = 30 },
   exec = { check = C.boolean, default = true },
   login = { check = C.boolean, default = false }, -- commands see the login profile, as the SDK's bash -l
+  -- commands run under the engine-side helper (a static program uploaded
+  -- once) instead of the sh wrapper: faster, and the tree is their descendants
+  tree_helper = { check = C.boolean, default = true },
 }
 
 -- commands run in the engine's sandbox, isolated by the engine: the exec

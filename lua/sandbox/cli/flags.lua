@@ -79,6 +79,7 @@ local SPELLING = {
   request_timeout = { "value", "SECONDS", "a whole call to the engine (not a command); beyond: EIO" },
   idle_timeout = { "value", "SECONDS", "a command's stream without a byte: the stream is followed again, EIO if that fails" },
   login = { "bool", nil, "remote commands read the login profile first (/etc/profile, ~/.profile), as E2B's SDK's bash -l" },
+  tree_helper = { "bool", nil, "remote commands run under the engine-side helper, uploaded once (default on; off: the sh wrapper)" },
 }
 
 -- Options that are no flag: a function, a tree of files (a Lua --config

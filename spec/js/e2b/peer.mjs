@@ -152,8 +152,9 @@ function startProcess(sb, req, deadlineMs) {
   let [cmd, cmdArgs] = [cfg.cmd, cfg.args ?? []];
   const fake = FAKES[sb.template];
   if (fake) {
-    [cmd, cmdArgs] = ["unshare", ["-m", "--propagation", "private", "sh", "-c",
-                                  `mount --bind "$0" ${fake.bin} && exec "$@"`, fakeBin(sb.template), cmd, ...cmdArgs]];
+    const setup = fake.noexec ? `mount -t tmpfs -o noexec,mode=1777 tmpfs "$0"` : `mount --bind "$0" ${fake.bin}`;
+    [cmd, cmdArgs] = ["unshare", ["-m", "--propagation", "private", "sh", "-c", `${setup} && exec "$@"`,
+                                  fake.noexec ? NOEXEC_TMP : fakeBin(sb.template), cmd, ...cmdArgs]];
   }
   // as envd (handler.go, New): the program through /bin/sh -c '... exec "${@}"' -- cmd args,
   // so a program not found is that shell's exit 127 ("exec: X: not found"), not a failed start
@@ -226,8 +227,12 @@ const TEMPLATE_ENVS = {
 const FAKES = {
   "no-grep-z": { bin: "/usr/bin/grep", say: "grep: invalid option -- z", exit: 2 }, // a grep without -z
   "no-tar": { bin: "/usr/bin/tar", say: "sh: 1: tar: not found", exit: 127 },       // no tar at all
+  "noexec-tmp": { noexec: true }, // a hardened template: its TMPDIR takes no programs (a noexec tmpfs)
 };
 const fakeDir = fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-fakes-"));
+const NOEXEC_TMP = path.join(fakeDir, "noexec-tmp.d");
+fs.mkdirSync(NOEXEC_TMP);
+TEMPLATE_ENVS["noexec-tmp"] = { TMPDIR: NOEXEC_TMP };
 function fakeBin(template) {
   const f = path.join(fakeDir, template);
   if (!fs.existsSync(f)) {
