@@ -208,29 +208,49 @@ describe("grep options", function()
         assert.same({ "d.txt:3:end" }, fmt(sb:grep("^e.d$")))
       end)
 
+      -- content mode's records as lines mode must give them
+      local function as_lines(records, o)
+        local want, last = {}, nil
+        for _, h in ipairs(records) do
+          if (o.context or o.before) and last and (last.path ~= h.path or h.line > (last.end_line or last.line) + 1) then
+            want[#want + 1] = "--"
+          end
+          local n = h.line
+          for l in (h.text .. "\n"):gmatch("(.-)\n") do
+            want[#want + 1] = ("%s%s%d%s%s"):format(h.path, h.context and "-" or ":", n, h.context and "-" or ":", l)
+            n = n + 1
+          end
+          last = h
+        end
+        return #want > 0 and table.concat(want, "\n") .. "\n" or ""
+      end
+
       it("gives content as one string in rg's words with mode = \"lines\", the records it holds and truncated", function()
         local sb = b.new({}, files)
         for _, o in ipairs { {}, { context = 1 }, { before = 2 }, { multiline = true }, { max_results = 2 } } do
           local pat = o.multiline and "t\\w+\\s+\\w+" or "t[wh]|int"
           local records = assert(sb:grep(pat, o))
-          local want, last = {}, nil
-          for _, h in ipairs(records) do
-            if (o.context or o.before) and last and (last.path ~= h.path or h.line > (last.end_line or last.line) + 1) then
-              want[#want + 1] = "--"
-            end
-            local n = h.line
-            for l in (h.text .. "\n"):gmatch("(.-)\n") do
-              want[#want + 1] = ("%s%s%d%s%s"):format(h.path, h.context and "-" or ":", n, h.context and "-" or ":", l)
-              n = n + 1
-            end
-            last = h
-          end
           o.mode = "lines"
           local text, n, truncated = sb:grep(pat, o)
-          assert.equal(table.concat(want, "\n") .. "\n", text)
+          assert.equal(as_lines(records, o), text)
           assert.same({ #records, records.truncated or false }, { n, truncated })
         end
         assert.same({ "", 0, false }, { sb:grep("nowhere at all", { mode = "lines" }) })
+      end)
+
+      it("orders lines mode's files as the records, by the path's bytes, whatever order the walk took", function()
+        -- a walk that enters can/ before it passes can.h gives can/x.h first;
+        -- by the bytes, can-y.h, can.h, can/x.h, can0.h
+        local sb = b.new({}, { ["can.h"] = "int a;\n", ["can/x.h"] = "int b;\nint b2;\n", ["can-y.h"] = "int c;\n",
+                               ["can0.h"] = "int d;\n" })
+        for _, o in ipairs { {}, { context = 1 }, { max_results = 3 } } do
+          local records = assert(sb:grep("int", o))
+          local paths = {}
+          for _, h in ipairs(records) do paths[#paths + 1] = h.path end
+          if not o.max_results then assert.same({ "can-y.h", "can.h", "can/x.h", "can/x.h", "can0.h" }, paths) end
+          o.mode = "lines"
+          assert.equal(as_lines(records, o), (sb:grep("int", o)))
+        end
       end)
 
       it("refuses unknown options and bad values with a clear error", function()

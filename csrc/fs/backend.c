@@ -14,4 +14,6 @@ void sb_fs_init(sb_fs *fs, const sb_backend *be, const sb_mem *m, const sb_polic
 void sb_fs_close(sb_fs *fs) {
   if (fs->be && fs->be->close && fs->impl) fs->be->close(fs);
   sb_buf_free(&fs->mem, &fs->scratch);
+  sb_buf_free(&fs->mem, &fs->search_buf);
+  fs->closed = true;
 }

@@ -83,6 +83,8 @@ typedef struct sb_fs {
   const sb_policy *policy; /* the sandbox's; read-only here */
   sb_quota quota; /* byte and entry budgets the backend keeps */
   sb_buf scratch; /* file contents a backend reads */
+  sb_buf search_buf; /* the last search's results block, kept warm for the next (search/search.c) */
+  bool closed; /* sb_fs_close ran: a search ending later frees its block */
   /* Commands and forked copies running now: whatever they do to the tree
    * is told to no one, so while any runs a backend caches nothing about it
    * (exec/local.c and lua/forkjob.c count them). */

@@ -97,64 +97,14 @@ static void push_records(lua_State *L, sb_search *s, bool grep) {
   }
 }
 
-/* "SEP N SEP" at o, the number in decimal: what sprintf("%c%u%c") wrote,
- * at a fraction of its cost (tens of thousands of hits a search). */
-static char *put_lineno(char *o, char sep, uint32_t n) {
-  char d[10];
-  size_t k = 0;
-  do d[k++] = (char)('0' + n % 10), n /= 10;
-  while (n);
-  *o++ = sep;
-  while (k) *o++ = d[--k];
-  *o++ = sep;
-  return o;
-}
-
 /* Content mode's records as rg -n --no-heading prints them, in one string
- * made in one buffer (no table a hit: SPEC §12's "lines" mode): "path:N:text"
- * for a match (each line of a multi-line one), "path-N-text" for context,
- * "--" between groups that do not touch when context was asked for. Then
- * the number of records, and true when truncated. */
+ * (no table a hit: SPEC §12's "lines" mode; made by the search as it
+ * went, search/search.h), the number of records, and true when truncated. */
 static int push_lines(lua_State *L, sb_search *s) {
-  bool ctx = s->before || s->after;
-  size_t total = 0;
-  sb_hit h;
-  for (size_t i = 0; i < s->count; i++) {
-    sb_search_hit(s, i, &h);
-    size_t nl = 1;
-    for (size_t k = 0; k < h.tlen; k++) nl += h.text[k] == '\n';
-    total += nl * (h.plen + 12) + h.tlen + 1 + (ctx ? 3 : 0);
-  }
-  const sb_mem *m = &s->fs->mem;
-  char *out = total ? sb_malloc(m, total) : NULL, *o = out;
-  if (total && !out) return -1;
-  const char *lp = NULL;
-  size_t ll = 0;
-  uint32_t last = 0;
-  for (size_t i = 0; i < s->count; i++) {
-    sb_search_hit(s, i, &h);
-    bool same = lp && h.plen == ll && memcmp(h.path, lp, ll) == 0;
-    if (ctx && lp && (!same || h.line > last + 1)) o = memcpy(o, "--\n", 3), o += 3;
-    char sep = h.kind == SB_HIT_CONTEXT ? '-' : ':';
-    uint32_t line = h.line;
-    for (const char *t = h.text, *end = h.text + h.tlen;; line++) {
-      const char *eol = memchr(t, '\n', (size_t)(end - t));
-      size_t tl = eol ? (size_t)(eol - t) : (size_t)(end - t);
-      memcpy(o, h.path, h.plen);
-      o += h.plen;
-      o = put_lineno(o, sep, line);
-      memcpy(o, t, tl);
-      o += tl;
-      *o++ = '\n';
-      if (!eol) break;
-      t = eol + 1;
-    }
-    lp = h.path;
-    ll = h.plen;
-    last = line;
-  }
-  lua_pushlstring(L, out ? out : "", (size_t)(o - out));
-  sb_free(m, out, total);
+  size_t len;
+  const char *text = sb_search_lines(s, &len);
+  if (!text) return -1;
+  lua_pushlstring(L, text, len);
   lua_pushinteger(L, (lua_Integer)s->count);
   lua_pushboolean(L, s->truncated);
   return 3;
@@ -162,8 +112,8 @@ static int push_lines(lua_State *L, sb_search *s) {
 
 /* The results on the stack: how many values (1, or 3 in "lines" mode), or -1 (out of memory). */
 static int push_results(lua_State *L, sb_search *s, bool grep) {
+  if (grep && s->lines && s->mode == SB_GREP_CONTENT) return push_lines(L, s);
   if (!sb_search_sorted(s)) return -1;
-  if (grep && s->lines) return push_lines(L, s);
   push_records(L, s, grep);
   return 1;
 }

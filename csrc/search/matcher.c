@@ -8,6 +8,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SB_HAVE_AVX2_PATH 1
+#endif
 
 #define MATCH_LIMIT 20000000u /* backtracking steps per call: catastrophic patterns stop */
 #define JIT_STACK_MAX (4u << 20)
@@ -273,6 +277,32 @@ static int rarity(unsigned char c) {
   return p ? (int)(p - COMMON) : 255;
 }
 
+#ifdef SB_HAVE_AVX2_PATH
+/* 32 candidate starts at once, where the CPU has AVX2 (asked once: a
+ * read-only answer of the CPU's, not state of ours); from i, up to where
+ * the 16-byte loop takes over. */
+__attribute__((target("avx2"))) static size_t find_avx2(const char *h, size_t n, const char *nd, size_t m, size_t a,
+                                                        size_t b, const char **hit) {
+  size_t i = 0, far = a > b ? a : b;
+  const __m256i va = _mm256_set1_epi8(nd[a]), vb = _mm256_set1_epi8(nd[b]);
+  for (; i + far + 32 <= n && i + m <= n; i += 32) {
+    __m256i ea = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(h + i + a)), va);
+    __m256i eb = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(h + i + b)), vb);
+    unsigned mask = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(ea, eb));
+    while (mask) {
+      size_t at = i + (size_t)__builtin_ctz(mask);
+      if (at + m <= n && memcmp(h + at, nd, m) == 0) {
+        *hit = h + at;
+        return i;
+      }
+      mask &= mask - 1;
+    }
+  }
+  *hit = NULL;
+  return i;
+}
+#endif
+
 const char *sb_find(const char *h, size_t n, const char *nd, size_t m) {
   if (m == 0) return h;
   if (m > n) return NULL;
@@ -287,6 +317,13 @@ const char *sb_find(const char *h, size_t n, const char *nd, size_t m) {
   for (size_t i = 0; i < m; i++)
     if (i != a && rarity((unsigned char)nd[i]) > rarity((unsigned char)nd[b])) b = i;
   size_t i = 0;
+#ifdef SB_HAVE_AVX2_PATH
+  if (__builtin_cpu_supports("avx2")) {
+    const char *hit;
+    i = find_avx2(h, n, nd, m, a, b, &hit);
+    if (hit) return hit;
+  }
+#endif
 #ifdef __SSE2__
   /* 16 candidate starts at once: both rare bytes where they must be */
   size_t far = a > b ? a : b;

@@ -9,11 +9,18 @@
 
 #include "base/glob.h"
 
+/* A block of megabytes made fresh for each search costs a page fault
+ * every 4 KiB: the last search's is kept for the next (up to this). */
+#define KEEP_RESULTS ((size_t)8 << 20)
+
 void sb_search_init(sb_search *s, sb_fs *fs, sb_err *e, size_t max) {
   memset(s, 0, sizeof *s);
   s->fs = fs;
   s->e = e;
   s->max = max;
+  s->results = fs->search_buf; /* the sandbox's, until sb_search_free gives it back */
+  s->results.len = 0;
+  fs->search_buf = (sb_buf){0};
   sb_ignore_init(&s->ig, &fs->mem);
 }
 
@@ -22,7 +29,15 @@ void sb_search_free(sb_search *s) {
   if (s->compiled) sb_matcher_free(&s->m);
   s->compiled = false;
   sb_ignore_free(&s->ig);
-  sb_buf_free(&s->fs->mem, &s->results);
+  s->results.len = 0;
+  if (s->fs->closed) { /* (a search object collected after its sandbox's dispose) */
+    sb_buf_free(&s->fs->mem, &s->results);
+  } else {
+    sb_buf_trim(&s->fs->mem, &s->results, KEEP_RESULTS);
+    sb_buf_free(&s->fs->mem, &s->fs->search_buf);
+    s->fs->search_buf = s->results;
+    s->results = (sb_buf){0};
+  }
   sb_buf_free(&s->fs->mem, &s->index);
   sb_buf_trim(&s->fs->mem, &s->fs->scratch, 1 << 20); /* the backend's reads */
   s->fs = NULL;
@@ -213,6 +228,133 @@ sb_code sb_search_glob(sb_search *s, const sb_path *start) {
 
 /* ---- grep: the walk and the results (main thread) ----------------------- */
 
+/* "lines" mode: a file's lines go straight into results, as rg prints
+ * them, one segment a file (index: the segments' table); no record, no
+ * second pass. */
+typedef struct seg {
+  size_t off, len; /* in results: the file's lines, "--\n" first when sep */
+  uint32_t plen, sep;
+} seg;
+
+/* "SEP N SEP" at o, the number in decimal: what sprintf("%c%u%c") wrote,
+ * at a fraction of its cost (tens of thousands of hits a search). */
+static char *put_lineno(char *o, char sep, uint32_t n) {
+  char d[10];
+  size_t k = 0;
+  do d[k++] = (char)('0' + n % 10), n /= 10;
+  while (n);
+  *o++ = sep;
+  while (k) *o++ = d[--k];
+  *o++ = sep;
+  return o;
+}
+
+#define LINE_ROOM 12 /* ':' or '-', a line number of up to 10 digits, the other separator */
+
+/* Is `path` after the file before (cmp_rec's order)? */
+static bool in_order(const sb_search *s, const char *path, size_t plen) {
+  size_t n = plen < s->last_plen ? plen : s->last_plen;
+  int c = memcmp(s->last_path, path, n);
+  return c < 0 || (c == 0 && s->last_plen < plen);
+}
+
+static bool take_lines(sb_search *s, sb_job *j) {
+  const sb_mem *m = &s->fs->mem;
+  sb_buf *out = &s->results;
+  bool ctx = s->before || s->after;
+  size_t start = out->len;
+  uint32_t sep = 0, last = 0;
+  bool first = true;
+  if (s->index.len && !in_order(s, j->path, j->plen)) s->out_of_order = true;
+  for (size_t off = 0; off < j->out.len;) {
+    rec r;
+    memcpy(&r, j->out.p + off, sizeof r);
+    const char *t = j->out.p + off + sizeof r, *end = t + r.tlen;
+    off += sizeof r + r.tlen;
+    if (r.kind != SB_HIT_CONTEXT) {
+      if (s->matches >= s->max) { /* there is more than max_results */
+        s->truncated = true;
+        break;
+      }
+      s->matches++;
+    }
+    if (sb_buf_reserve(m, out, 3 + j->plen + LINE_ROOM + r.tlen + 1) != 0) return sb_search_oom(s);
+    char *o = out->p + out->len;
+    if (ctx && first && s->index.len) o = memcpy(o, "--\n", 3), o += 3, sep = 3;
+    else if (ctx && !first && r.line > last + 1) o = memcpy(o, "--\n", 3), o += 3;
+    first = false;
+    char ch = r.kind == SB_HIT_CONTEXT ? '-' : ':';
+    uint32_t line = r.line;
+    for (;; line++) { /* one line unless the record spans more (a multiline match) */
+      const char *eol = r.end > line ? memchr(t, '\n', (size_t)(end - t)) : NULL;
+      size_t tl = eol ? (size_t)(eol - t) : (size_t)(end - t);
+      memcpy(o, j->path, j->plen);
+      o += j->plen;
+      o = put_lineno(o, ch, line);
+      memcpy(o, t, tl);
+      o += tl;
+      *o++ = '\n';
+      out->len = (size_t)(o - out->p);
+      if (!eol) break;
+      t = eol + 1;
+      if (sb_buf_reserve(m, out, j->plen + LINE_ROOM + (size_t)(end - t) + 1) != 0) return sb_search_oom(s);
+      o = out->p + out->len;
+    }
+    last = line;
+    s->count++;
+  }
+  if (out->len > start) {
+    seg g = {start, out->len - start, (uint32_t)j->plen, sep};
+    if (sb_buf_append(m, &s->index, &g, sizeof g) != 0) return sb_search_oom(s);
+    memcpy(s->last_path, j->path, j->plen);
+    s->last_plen = j->plen;
+  }
+  if (!s->truncated && j->more && s->matches >= s->max) s->truncated = true;
+  return !s->truncated;
+}
+
+/* The segments by path, for a walk that gave them out of order. */
+typedef struct seg_key {
+  const char *path;
+  size_t plen, at;
+} seg_key;
+
+static int cmp_seg(const void *a, const void *b) {
+  const seg_key *x = a, *y = b;
+  size_t n = x->plen < y->plen ? x->plen : y->plen;
+  int c = memcmp(x->path, y->path, n);
+  return c ? c : (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+const char *sb_search_lines(sb_search *s, size_t *len) {
+  *len = s->results.len;
+  if (!s->out_of_order) return s->results.len ? s->results.p : "";
+  const sb_mem *m = &s->fs->mem;
+  const seg *g = (const seg *)(const void *)s->index.p;
+  size_t n = s->index.len / sizeof *g;
+  seg_key *k = sb_malloc(m, n * sizeof *k);
+  sb_buf sorted = {0};
+  if (!k || sb_buf_reserve(m, &sorted, s->results.len + 3) != 0) {
+    sb_free(m, k, n * sizeof *k);
+    sb_buf_free(m, &sorted);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) k[i] = (seg_key){s->results.p + g[i].off + g[i].sep, g[i].plen, i};
+  qsort(k, n, sizeof *k, cmp_seg);
+  bool ctx = s->before || s->after;
+  for (size_t i = 0; i < n; i++) { /* "--" between files when context was asked for: none before the first */
+    const seg *x = &g[k[i].at];
+    if (ctx && i) sb_buf_append(m, &sorted, "--\n", 3);
+    sb_buf_append(m, &sorted, s->results.p + x->off + x->sep, x->len - x->sep);
+  }
+  sb_free(m, k, n * sizeof *k);
+  sb_buf_free(m, &s->results);
+  s->results = sorted;
+  s->out_of_order = false;
+  *len = s->results.len;
+  return s->results.p;
+}
+
 /* A finished file: its records join the results, in walk order. */
 static bool grep_take(void *ctx, sb_job *j) {
   sb_search *s = ctx;
@@ -225,6 +367,7 @@ static bool grep_take(void *ctx, sb_job *j) {
     s->failed = true;
     return false;
   }
+  if (s->lines && s->mode == SB_GREP_CONTENT) return take_lines(s, j);
   for (size_t off = 0; off < j->out.len;) {
     rec r;
     memcpy(&r, j->out.p + off, sizeof r);

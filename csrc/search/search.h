@@ -63,9 +63,18 @@ typedef struct sb_search {
   /* snapshot */
   uint64_t bytes, max_bytes;
   bool empty_dirs;
-  /* the records, and their sorted index */
+  /* the records, and their sorted index; in "lines" mode (grep) results
+   * holds the lines themselves, a segment per file (index: their table) */
   sb_buf results, index;
+  char last_path[SB_PATH_MAX + 1]; /* lines mode: the previous file's path, for the order */
+  size_t last_plen;
+  bool out_of_order;
 } sb_search;
+
+/* grep's "lines" mode: the results as rg -n --no-heading prints them, one
+ * string (in walk order, or sorted by path when the walk was not). NULL
+ * on OOM. Valid until sb_search_free. */
+const char *sb_search_lines(sb_search *s, size_t *len);
 
 /* A search over fs (nothing allocated yet); end with sb_search_free. */
 void sb_search_init(sb_search *s, sb_fs *fs, sb_err *e, size_t max);
