@@ -50,7 +50,7 @@ describe("LÖVE as a host", function()
     assert.truthy(R.result:find("step 10 of 10", 1, true), R.result)
   end)
 
-  it("keeps every frame during the command within twice the median frame", function()
+  it("keeps drawing through the command: no frame waits for it or for its output", function()
     -- the first frames load the game and its fonts: not part of the measure
     local idle = {}
     for i = 6, #R.idle do idle[#idle + 1] = R.idle[i] end
@@ -58,14 +58,17 @@ describe("LÖVE as a host", function()
     local idle_med, idle_worst = median(idle), max(idle)
     print(("\n  LÖVE: %d frames during a 2 s command, median %.1f ms, longest %.1f ms (idle: median %.1f, longest %.1f)")
       :format(#R.command, med, worst, idle_med, idle_worst))
-    assert.is_true(#R.command >= 60, "only " .. #R.command .. " frames in 2 s")
-    -- a frame that waited for the command would take its 2 s. The bound is
-    -- twice the median frame, or, on a machine whose scheduling is noisy
-    -- (CI's other lane on the second core), the longest idle frame measured
-    -- just before plus a median frame, whichever is larger: the same noise
-    -- has twice as many frames to show up in during the command
-    local bound = math.max(2 * med, idle_worst + med)
-    assert.is_true(worst < bound, ("longest frame %.1f ms, bound %.1f ms"):format(worst, bound))
+    -- The command prints a line every 200 ms for 2 s. A frame that waited
+    -- for the command would take its 2 s; one that waited for its next line
+    -- up to 200 ms, and there would be about ten frames. What CI's other
+    -- lane on the second core does to a frame is a hiccup of a few tens of
+    -- ms (50 ms seen once in many runs), so the bounds sit between the two:
+    -- half a line's gap for the longest frame, most of the paced frames
+    -- drawn, and the typical frame no slower than when idle
+    assert.is_true(worst < 100, ("longest frame %.1f ms: it waited for the command's output"):format(worst))
+    assert.is_true(#R.command >= 80, "only " .. #R.command .. " frames in 2 s (paced at 60 a second)")
+    assert.is_true(med <= 1.2 * idle_med + 1,
+      ("median frame %.1f ms during the command, %.1f ms idle: the sandbox's turn slows every frame"):format(med, idle_med))
   end)
 
   it("screenshots the window", function()
