@@ -91,7 +91,7 @@ return {
       meaning = "extra host directories commands may read and execute (toolchains in `/opt`, a pyenv tree), read-only" },
   },
   overlay = {
-    { names = { "state_dir" }, default = "a temporary directory, removed at dispose",
+    { names = { "state_dir" }, default = "a temporary directory in `$TMPDIR`, removed whole at dispose (directories a command made unreadable too)",
       meaning = "where the layers (`upper/`, `work/`), checkpoints and the base's snapshot live; given, they survive the process and `sandbox.overlay{base_dir =, state_dir =}` reopens them. Must not contain `base_dir` or lie in it; a state_dir of another base is refused (`EINVAL`)" },
   },
   remote = {

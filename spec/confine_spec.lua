@@ -503,6 +503,35 @@ describe("confinement", function()
       assert.equal("true", lines[5])
       assert.is_nil(read("/tmp/nobody-escape"))
     end)
+
+    -- overlayfs leaves work/work at mode 000, and a command may chmod 000 its
+    -- own directories: without root neither can be read to be emptied
+    it("leaves nothing in TMPDIR at dispose, even directories its commands made unreadable", function()
+      if not hostcan.can("a sandbox of an unprivileged user", hostcan.unprivileged()) then return end
+      local tmp, base = backends.tmpdir("nobody-tmp"), backends.tmpdir("nobody-base")
+      sh.run(("chown 65534:65534 %s %s && echo a > %s/a"):format(tmp, base, base))
+      local mess = "T=$TMPDIR; mkdir -p d$K/e $T/x/y && touch d$K/e/f $T/x/y/z && chmod 000 d$K/e $T/x/y && chmod 500 d$K $T/x"
+      local script = ([[cd %s && setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR=%s %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        -- (without namespaces the private /tmp is a directory in TMPDIR)
+        for _, kind in ipairs { "overlay", "container", "landlock" } do
+          local confine = kind == "landlock" and { namespaces = false } or nil
+          local sb = assert(s[kind == "overlay" and kind or "container"] { base_dir = "%s", confine = confine })
+          local r = assert(sb:exec("sh", { "-c", "K=" .. kind .. "; %s; ls $T/x" }))
+          print(kind, r.exit_code, (r.stdout:gsub("\n", "")), sb.state_temporary)
+          sb:dispose()
+        end']]):format(sh.quote(os.getenv("PWD") or "."), tmp, sh.lua(), sh.build, base, mess)
+      local ok, out = sh.run(script)
+      sh.run(("chmod -R u+rwx %s 2>/dev/null; true"):format(base)) -- for the spec's own clean-up
+      assert.is_true(ok, out)
+      assert.matches("overlay\t0\ty\ttrue\n", out, 1, true)
+      assert.matches("container\t0\ty\tnil\n", out, 1, true)
+      assert.matches("landlock\t0\ty\tnil\n", out, 1, true)
+      local _, left = sh.run("ls -A " .. tmp)
+      assert.equal("", left, "left in TMPDIR")
+    end)
   end)
 end)
 

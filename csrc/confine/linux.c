@@ -396,7 +396,7 @@ void sb_cf_platform_release(sb_confine *c) {
   c->ruleset_fd = -1;
   if (c->tmp_parent >= 0) {
     uint64_t freed = 0;
-    sb_tree_remove(c->tmp_parent, c->tmp_name, &freed);
+    sb_tree_remove_own(c->tmp_parent, c->tmp_name, &freed);
     close(c->tmp_parent);
     c->tmp_parent = -1;
   }

@@ -9,9 +9,49 @@
 
 #define DEPTH_MAX 256
 
-static int empty_at(int parent, const char *name, int depth, uint64_t *freed) {
+/* Give the directory parent/name back its owner's rwx. AT_SYMLINK_NOFOLLOW:
+ * a link swapped in meanwhile is never followed (the C library refuses a
+ * link, or changes the link itself). */
+static void own_dir(int parent, const char *name) {
+  struct stat st;
+  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+    (void)!fchmodat(parent, name, (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW); /* the removal says what failed */
+}
+
+/* force: the tree is the sandbox's own (its temporary state, the commands'
+ * private /tmp), so a directory a command made unreadable or unwritable is
+ * made its owner's again when that is what stops the removal (never needed
+ * with CAP_DAC_OVERRIDE); without it, as `rm -r`, an empty unreadable
+ * directory still goes (rmdir needs no look inside). */
+static int empty_at(int parent, const char *name, int depth, bool force, uint64_t *freed);
+
+/* unlinkat in dirfd, which is ours to chmod when own. */
+static int unlink_in(int dirfd, const char *name, int flags, bool own) {
+  if (unlinkat(dirfd, name, flags) == 0) return 0;
+  struct stat st;
+  if (errno != EACCES || !own) return -1;
+  if (fstat(dirfd, &st) != 0 || fchmod(dirfd, (st.st_mode & 07777) | 0700) != 0) {
+    errno = EACCES; /* what stopped the removal */
+    return -1;
+  }
+  return unlinkat(dirfd, name, flags);
+}
+
+static int remove_dir_at(int parent, const char *name, int depth, bool force, uint64_t *freed) {
+  int err = empty_at(parent, name, depth, force, freed);
+  if (err && err != EACCES) return err;
+  /* after EACCES: it may have been empty */
+  if (unlink_in(parent, name, AT_REMOVEDIR, force && depth > 0) == 0 || errno == ENOENT) return 0;
+  return err ? err : errno;
+}
+
+static int empty_at(int parent, const char *name, int depth, bool force, uint64_t *freed) {
   if (depth > DEPTH_MAX) return ELOOP;
   int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES && force) {
+    own_dir(parent, name);
+    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
   if (fd < 0) return errno == ENOENT ? 0 : errno;
   int err = 0;
   /* re-scan until empty: deleting while iterating may skip entries */
@@ -33,9 +73,8 @@ static int empty_at(int parent, const char *name, int depth, uint64_t *freed) {
       struct stat st;
       if (fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       if (S_ISDIR(st.st_mode)) {
-        err = empty_at(fd, nm, depth + 1, freed);
-        if (!err && unlinkat(fd, nm, AT_REMOVEDIR) != 0 && errno != ENOENT) err = errno;
-      } else if (unlinkat(fd, nm, 0) == 0) {
+        err = remove_dir_at(fd, nm, depth + 1, force, freed);
+      } else if (unlink_in(fd, nm, 0, force) == 0) {
         if (S_ISREG(st.st_mode)) *freed += (uint64_t)st.st_size;
       } else if (errno != ENOENT) {
         err = errno;
@@ -48,12 +87,14 @@ static int empty_at(int parent, const char *name, int depth, uint64_t *freed) {
   return err;
 }
 
-int sb_tree_empty(int parent, const char *name, uint64_t *freed) { return empty_at(parent, name, 0, freed); }
+int sb_tree_empty(int parent, const char *name, uint64_t *freed) { return empty_at(parent, name, 0, false, freed); }
 
 int sb_tree_remove(int parent, const char *name, uint64_t *freed) {
-  int err = empty_at(parent, name, 0, freed);
-  if (!err && unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT) err = errno;
-  return err;
+  return remove_dir_at(parent, name, 0, false, freed);
+}
+
+int sb_tree_remove_own(int parent, const char *name, uint64_t *freed) {
+  return remove_dir_at(parent, name, 0, true, freed);
 }
 
 /* ---- copying ------------------------------------------------------------ */

@@ -13,8 +13,13 @@
 /* Empty parent/name (the directory itself is kept). Returns 0 or an errno;
  * *freed counts the bytes of regular files removed. */
 int sb_tree_empty(int parent, const char *name, uint64_t *freed);
-/* Empty it and remove it. */
+/* Empty it and remove it (as `rm -r`: a directory that cannot be read
+ * is removed only if empty). */
 int sb_tree_remove(int parent, const char *name, uint64_t *freed);
+/* The same for a tree the sandbox owns (its temporary state, the private
+ * /tmp of its commands): what a command made unreadable or unwritable
+ * (chmod 000, overlayfs's work/work) is made its owner's again and goes too. */
+int sb_tree_remove_own(int parent, const char *name, uint64_t *freed);
 /* Copy the directory sparent/sname to dparent/dname (which must not exist):
  * directories, regular files and links, modes kept; nothing followed. 0 or
  * an errno (what was copied so far stays). */

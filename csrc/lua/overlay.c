@@ -33,7 +33,7 @@ static void ov_close(lua_State *L, sb_sandbox *sb, void *state) {
   if (ov->work_fd >= 0) close(ov->work_fd);
   if (ov->temporary && ov->parent_fd >= 0) {
     uint64_t freed;
-    sb_tree_remove(ov->parent_fd, ov->name, &freed); /* best effort: nothing else can be done at dispose */
+    sb_tree_remove_own(ov->parent_fd, ov->name, &freed); /* best effort: nothing else can be done at dispose */
   }
   if (ov->parent_fd >= 0) close(ov->parent_fd);
   sb_free(&sb->fs.mem, ov, sizeof *ov);
