@@ -21,13 +21,18 @@ function M.start(key, opts)
   local f = assert(io.open("/proc/self/stat"))
   local me = f:read("*l"):match("^(%d+)")
   f:close()
-  local out = os.tmpname()
   local where = opts.netns and ("ip netns exec " .. opts.netns .. " ") or ""
   local host = (opts.host and (" --host " .. opts.host) or "") .. (opts.latency and (" --latency " .. opts.latency) or "")
     .. (opts.page_size and (" --page-size " .. opts.page_size) or "")
     .. (opts.envd_version and (" --envd-version " .. opts.envd_version) or "")
-  local _, pid = sh.run(("NPM_DIR=%s exec %snode %s/peer.mjs --key %s --parent %s%s > %s 2>&1 < /dev/null & echo $!"):format(
-    sh.quote(M.NPM), where, sh.quote(M.JS), sh.quote(key), me, host, sh.quote(out)))
+  -- its output and temporary directories (the sandboxes' roots) in a
+  -- directory of its own, which it removes as it exits (--own-tmpdir) and
+  -- stop() too: a spec that kills the peer leaves nothing behind either
+  local _, tmp = sh.run("mktemp -d")
+  tmp = tmp:gsub("%s+$", "")
+  local out = tmp .. "/peer.out"
+  local _, pid = sh.run(("TMPDIR=%s NPM_DIR=%s exec %snode %s/peer.mjs --own-tmpdir --key %s --parent %s%s > %s 2>&1 < /dev/null & echo $!"):format(
+    sh.quote(tmp), sh.quote(M.NPM), where, sh.quote(M.JS), sh.quote(key), me, host, sh.quote(out)))
   local peer
   for _ = 1, 100 do
     local line = (sh.read_file(out) or ""):match("^([^\n]*)\n")
@@ -38,7 +43,7 @@ function M.start(key, opts)
   peer.pid = pid:match("%d+")
   function peer.stop()
     sh.run("kill -CONT " .. peer.pid .. " 2>/dev/null; kill " .. peer.pid .. " 2>/dev/null; sleep 0.2")
-    os.remove(out)
+    sh.run("rm -rf " .. sh.quote(tmp))
   end
   return peer
 end

@@ -3,7 +3,7 @@
 // over a temporary directory per sandbox, with real child processes. It
 // counts only for what E2B's official SDK accepts (spec/js/e2b/sdk_check.mjs
 // runs the SDK's own calls against it first).
-//   node peer.mjs [--key KEY] [--parent PID] [--envd-version 0.5.1|0.5.6|0.6.13]
+//   node peer.mjs [--key KEY] [--parent PID] [--envd-version 0.5.1|0.5.6|0.6.13] [--own-tmpdir]
 // prints {"api": URL, "envd": URL} once listening; exits on SIGTERM, or
 // when the process PID is gone.
 import http from "node:http";
@@ -29,6 +29,7 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const KEY = opt("--key", "test-key");
+const OWN_TMPDIR = args.includes("--own-tmpdir"); // TMPDIR is the peer's alone: removed as it exits
 const HOST = opt("--host", "127.0.0.1"); // another address when the peer runs in its own network namespace
 const LATENCY = Number(opt("--latency", 0)); // ms every request waits, as across a far engine's link
 const PAGE_SIZE = Number(opt("--page-size", 100)); // a listing's largest page (the API's is 100)
@@ -145,7 +146,12 @@ function startProcess(sb, req, deadlineMs) {
   // as envd (process/handler/handler.go, New): its own PATH, HOME, then the
   // sandbox's defaults (the template's, the create call's envVars), then the
   // request's envs; the last value of a name wins
-  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), ...(TEMPLATE_ENVS[sb.template] ?? {}),
+  // TMPDIR is the peer's, not envd's (which sets none): a microVM's /tmp is
+  // its own and ends with it; the peer's processes share the host's, so what
+  // a sandbox leaves in its temporary directory (the helper a dead host could
+  // not remove) goes with its root here
+  const env = { PATH: process.env.PATH, HOME: path.join(sb.root, HOME), TMPDIR: path.join(sb.root, "tmp"),
+                ...(TEMPLATE_ENVS[sb.template] ?? {}),
                 ...sb.envs, ...(cfg.envs ?? {}), E2B_PEER_SANDBOX: sb.id };
   // templates that stand for one without a tool (FAKES): the sandbox's
   // processes see a stand-in over it (a mount; needs root)
@@ -549,6 +555,8 @@ function newSandbox(body) {
   const id = "sbx" + randomBytes(6).toString("hex");
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "e2b-peer-"));
   fs.mkdirSync(path.join(root, HOME), { recursive: true });
+  fs.mkdirSync(path.join(root, "tmp"));
+  fs.chmodSync(path.join(root, "tmp"), 0o1777); // as /tmp
   const sb = {
     // as the API (api/internal/handlers/sandbox_create.go): an envd access
     // token only for `secure: true` (the SDK sends it by default)
@@ -631,6 +639,7 @@ process.stdout.write(JSON.stringify({ api: `http://${HOST}:${apiPort}`, envd: `h
 const bye = () => {
   for (const sb of [...sandboxes.values()]) destroy(sb);
   fs.rmSync(fakeDir, { recursive: true, force: true });
+  if (OWN_TMPDIR) fs.rmSync(os.tmpdir(), { recursive: true, force: true }); // its launcher made it for the peer alone
   process.exit(0);
 };
 process.on("SIGTERM", bye);
