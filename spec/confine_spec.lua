@@ -447,6 +447,77 @@ describe("confinement", function()
     end)
   end)
 
+  -- a sandbox that never runs a command (an editor's file tools, a test
+  -- fixture) never pays for its namespaces, view and Landlock (~7 ms here)
+  describe("made at first need", function()
+    local function layers(c)
+      local out = {}
+      for k, v in pairs(c) do
+        if type(v) == "table" then out[#out + 1] = k .. "=" .. tostring(v.enforced) end
+      end
+      table.sort(out)
+      return table.concat(out, " ")
+    end
+
+    it("starts no process and no private TMPDIR until a command runs", function()
+      local tmp = backends.tmpdir("lazy-tmp")
+      local script = ([[TMPDIR=%s %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        local procs = require "support.procs"
+        local me = tonumber(io.open("/proc/self/stat"):read("a"):match("^(%%d+)"))
+        local function kids() return #procs.descendants(me) end
+        local function tmps() local p = io.popen("ls -A %s"); local n = #p:read("a"); p:close(); return n end
+        for _, confine in ipairs { true, { namespaces = false } } do
+          local sb = assert(s.container { base_dir = "%s", confine = confine })
+          assert(sb:write_file("f", "x"))
+          print(kids(), tmps())
+          print(sb:exec("cat", { "f" }).stdout, kids() > 0 or tmps() > 0)
+          sb:dispose()
+          print(kids(), tmps())
+        end']]):format(tmp, sh.lua(), sh.build, tmp, sb.cwd)
+      local ok, out = sh.run("cd " .. sh.quote(os.getenv("PWD") or ".") .. " && LUA_PATH='./spec/?.lua;;' " .. script)
+      assert.is_true(ok, out)
+      -- namespaces: the init made at the first command; without them the
+      -- network namespace's helper or the private TMPDIR
+      assert.equal("0\t0\nx\ttrue\n0\t0\n0\t0\nx\ttrue\n0\t0\n", out)
+    end)
+
+    it("the first read of sb.confinement makes it, and reports what the eager path does", function()
+      local before = #procs.descendants(sh.pid())
+      local c = sb.confinement
+      assert.is_true(c.namespaces.enforced)
+      local kids = procs.descendants(sh.pid())
+      assert.equal(before + 1, #kids)
+      local found = false
+      for _, pid in ipairs(kids) do found = found or pid == c.namespaces.init end
+      assert.is_true(found, "the reported init is the host's new descendant")
+      assert.is_true(sb.confinement == c) -- kept: read once, made once
+      assert.equal(0, assert(sb:exec("true")).exit_code)
+      local script = ([[SANDBOX_CONFINE_EAGER=1 %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local s = require "sandbox"
+        local sb = assert(s.container { base_dir = "%s" })
+        local out = {}
+        for k, v in pairs(sb.confinement) do
+          if type(v) == "table" then out[#out + 1] = k .. "=" .. tostring(v.enforced) end
+        end
+        table.sort(out)
+        io.write(table.concat(out, " "))']]):format(sh.lua(), sh.build, sb.cwd)
+      local ok, out = sh.run(script)
+      assert.is_true(ok, out)
+      assert.equal(out, layers(c))
+    end)
+
+    it("is nil on a sandbox disposed before anything was made", function()
+      local s2 = new()
+      s2:dispose()
+      assert.is_nil(s2.confinement)
+    end)
+  end)
+
   describe("fail closed", function()
     it("refuses to run commands without Landlock, unless confine = false", function()
       local script = ([[SANDBOX_NO_LANDLOCK=1 %s -e '

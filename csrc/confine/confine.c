@@ -6,6 +6,7 @@
 #include "confine/confine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -179,24 +180,10 @@ static void report_policy(sb_confine *c, const sb_confine_opts *o) {
                             : "not set");
 }
 
-int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
-  bool root = geteuid() == 0;
-  c->enabled = o->confine;
-  if (o->overlay && !o->commands && o->confine && o->namespaces) {
-    c->enabled = false;
-    sb_cf_merged_only(c, o, root);
-    return 0;
-  }
-  /* an overlay's writes held to max_disk_usage by the kernel: its upper
-   * layer on a tmpfs of that size (a temporary state only: it is memory) */
-  if (o->overlay && o->commands && o->confine && o->namespaces && o->max_disk != SB_UNLIMITED && !o->disk_files_only &&
-      o->state_temporary)
-    c->upper_size = o->max_disk;
-  if (setup_limits(c, o, root) != 0) return -1;
-  if (o->drop_user && !root) {
-    snprintf(c->why, sizeof c->why, "user: dropping to another uid needs the host to run as root");
-    return -1;
-  }
+/* What setup leaves for first need: the namespaces and mount view (or the
+ * network namespace alone), the policy's refusals (they name what the view
+ * binds), the user, every layer over them and the policy's report. */
+static void setup_commands(sb_confine *c, const sb_confine_opts *o, const sb_mem *m, bool root) {
   sb_cf_namespaces(c, o, root);
   policy_needs(c, o);
   if (o->drop_user) {
@@ -219,11 +206,67 @@ int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
     sb_cf_layers(c, o, m, root);
   }
   report_policy(c, o);
+}
+
+/* Keep o for setup_commands: its read_paths' strings copied (they live in
+ * the caller's options); the rest lives as long as the sandbox (its root
+ * path, tree, policy and CA bundle). 0, or -1 (no memory: make it now). */
+static int keep_opts(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
+  size_t n = 0, bytes = 0;
+  for (; o->read_paths && o->read_paths[n]; n++) bytes += strlen(o->read_paths[n]) + 1;
+  size_t size = (n + 1) * sizeof(char *) + bytes;
+  char **v = sb_malloc(m, size);
+  if (!v) return -1;
+  char *at = (char *)(v + n + 1);
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(o->read_paths[i]) + 1;
+    memcpy(at, o->read_paths[i], len);
+    v[i] = at;
+    at += len;
+  }
+  v[n] = NULL;
+  c->later = *o;
+  c->later.read_paths = (const char *const *)v;
+  c->kept = v;
+  c->kept_size = size;
+  c->pending = true;
   return 0;
 }
 
+int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m) {
+  bool root = geteuid() == 0;
+  c->enabled = o->confine;
+  if (o->overlay && !o->commands && o->confine && o->namespaces) {
+    c->enabled = false;
+    sb_cf_merged_only(c, o, root);
+    return 0;
+  }
+  /* an overlay's writes held to max_disk_usage by the kernel: its upper
+   * layer on a tmpfs of that size (a temporary state only: it is memory) */
+  if (o->overlay && o->commands && o->confine && o->namespaces && o->max_disk != SB_UNLIMITED && !o->disk_files_only &&
+      o->state_temporary)
+    c->upper_size = o->max_disk;
+  if (setup_limits(c, o, root) != 0) return -1;
+  if (o->drop_user && !root) {
+    snprintf(c->why, sizeof c->why, "user: dropping to another uid needs the host to run as root");
+    return -1;
+  }
+  /* an overlay's file operations go through its view from the start */
+  if (!o->overlay && !getenv("SANDBOX_CONFINE_EAGER") && keep_opts(c, o, m) == 0) return 0; /* test switch */
+  setup_commands(c, o, m, root);
+  return 0;
+}
+
+void sb_confine_ready(sb_confine *c, const sb_mem *m) {
+  if (!c->pending) return;
+  c->pending = false;
+  setup_commands(c, &c->later, m, geteuid() == 0);
+}
+
 void sb_confine_release(sb_confine *c, const sb_mem *m) {
-  (void)m;
   sb_cf_platform_release(c);
+  sb_free(m, c->kept, c->kept_size);
+  c->kept = NULL;
+  c->pending = false;
   sb_limits_close(&c->limits);
 }

@@ -1,5 +1,6 @@
 /* Confinement of commands (SPEC §6): what every command of a sandbox
- * applies to itself before execve, decided once when the sandbox is made.
+ * applies to itself before execve, decided once: when the sandbox is made, or
+ * (a ContainerSandbox) at its first need.
  *
  * Layers: resource limits and the cgroups holding each command's tree
  * (confine/limits.c); the sandbox's own namespaces — PID, IPC, UTS,
@@ -79,6 +80,14 @@ typedef struct sb_layer {
 #define SB_MAX_LAYERS 24
 
 typedef struct sb_confine {
+  /* A ContainerSandbox's namespaces, view, network and Landlock are made
+   * at first need (sb_confine_ready): until then pending, with the options
+   * kept (their strings copied into `kept`). A sandbox that never runs a
+   * command never pays for them (about 7 ms here). */
+  bool pending;
+  sb_confine_opts later;
+  void *kept;
+  size_t kept_size;
   sb_confine_steps steps;
   sb_limits limits;
   int ruleset_fd; /* Landlock, -1 = none */
@@ -111,10 +120,14 @@ typedef struct sb_confine_host {
 void sb_confine_probe(sb_confine_host *h);
 
 void sb_confine_init(sb_confine *c);
-/* Decide and prepare everything. Returns 0, or -1 when an explicitly
+/* Decide and prepare everything (but for a sandbox without an overlay,
+ * what sb_confine_ready makes later). Returns 0, or -1 when an explicitly
  * requested limit cannot be enforced at all (why set): the sandbox is not
  * made. A missing layer the commands need only sets refuse. */
 int sb_confine_setup(sb_confine *c, const sb_confine_opts *o, const sb_mem *m);
+/* Make what setup left for first need (a no-op when nothing is pending):
+ * before a command, the network helper or the report is used. */
+void sb_confine_ready(sb_confine *c, const sb_mem *m);
 /* Before a command: bring the view in line with the rules (paths appear and
  * are replaced all the time). 0, or -1 with c->why (this command must not
  * run; a later one tries again). */

@@ -62,6 +62,33 @@ static void push_report(lua_State *L, const sb_confine *c) {
   }
 }
 
+/* What the made confinement tells the other parts: commands find the CA
+ * bundle at the view's path. */
+static void made(sb_sandbox *sb, const sb_confine *c, const char *ca_bundle) {
+  if (ca_bundle && c->ns.init > 0) sb_lua_tls_seen_at(sb, SB_VIEW_CA_BUNDLE);
+}
+
+void sb_lua_confine_ready(sb_sandbox *sb) {
+  sb_confine *c = sb_lua_confine(sb);
+  if (!c || !c->pending) return;
+  sb_confine_ready(c, &sb->fs.mem);
+  made(sb, c, c->later.ca_bundle);
+}
+
+/* __index of the sandbox's fields while its confinement waits: the first
+ * read of sb.confinement makes it and keeps the report as a field. */
+static int l_pending_index(lua_State *L) {
+  const char *k = lua_tostring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(k, "confinement") != 0) return 0;
+  sb_sandbox *sb = lua_touserdata(L, lua_upvalueindex(1));
+  if (sb->closed || !sb_lua_confine(sb)) return 0; /* disposed before anything was made */
+  sb_lua_confine_ready(sb);
+  push_report(L, sb_lua_confine(sb));
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 1, "confinement");
+  return 1;
+}
+
 int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, const sb_lua_layers *layers, sb_err *e) {
   ud = lua_absindex(L, ud);
   opts = lua_absindex(L, opts);
@@ -124,7 +151,17 @@ int sb_lua_confine_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, const 
     sb_failf(e, SB_ENOTSUP, "%s", c->why); /* a copy: c is freed before it is shown */
     return -1;
   }
-  if (co.ca_bundle && c->ns.init > 0) sb_lua_tls_seen_at(sb, SB_VIEW_CA_BUNDLE); /* the view shows it there */
+  if (c->pending) { /* the report waits for its first reader */
+    lua_getiuservalue(L, ud, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, ud);
+    lua_pushcclosure(L, l_pending_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+    return 0;
+  }
+  made(sb, c, co.ca_bundle);
   push_report(L, c);
   sb_lua_setfield(L, ud, "confinement");
   return 0;

@@ -43,6 +43,7 @@ static sb_lua_runner *ready(sb_sandbox *sb, sb_err *e) {
     sb_fail(e, SB_ENOTSUP, "this sandbox cannot run commands (it is virtual, or exec = false)");
     return NULL;
   }
+  sb_lua_confine_ready(sb); /* a ContainerSandbox's namespaces: made for its first command */
   sb_confine *c = sb_lua_confine(sb);
   if (c && c->refuse) {
     sb_failf(e, SB_ENOTSUP, "%s", c->why);

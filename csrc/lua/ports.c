@@ -67,6 +67,7 @@ static void call_close_gate(sb_netsvc *s, void *arg) {
  * first need. */
 static int net_ready(sb_sandbox *sb, const char *what, sb_err *e) {
   sb_net *n = sb_lua_net(sb);
+  sb_lua_confine_ready(sb); /* the commands' network, made at first need */
   sb_confine *c = sb_lua_confine(sb);
   const sb_netns *ns = c ? sb_confine_netns(c) : NULL;
   if (!ns && c && c->refuse) { /* commands are refused: say why, not what would help otherwise */
