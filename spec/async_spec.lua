@@ -217,30 +217,43 @@ describe("search_code through dispatch with on_done", function()
     local tools = sb:tools()
     -- a back-reference: PCRE2 works through every line (the search takes a while)
     local args = { pattern = "\\b(\\w+)\\s+\\1\\b", output_mode = "files" }
-    local t0 = core.clock()
-    local want = tools.search_code.execute(args)
-    local blocking = core.clock() - t0
-    local got, turns = nil, {}
-    -- what is measured is the pump, not this process's collector (one turn
-    -- of 52 ms was seen once in a longer run; a full cycle here walks the
-    -- 36 MB written above)
-    collectgarbage("collect")
-    collectgarbage("stop")
-    tools_m.dispatch(tools, { name = "search_code", arguments = args }, { on_done = function(r) got = r end })
-    while not got do
-      local a = core.clock()
-      sb:poll()
-      turns[#turns + 1] = core.clock() - a
+    -- one measurement: the search blocking, then through dispatch; returns
+    -- the blocking time and the longest turn after the first
+    local function measure()
+      local t0 = core.clock()
+      local want = tools.search_code.execute(args)
+      local blocking = core.clock() - t0
+      local got, turns = nil, {}
+      -- what is measured is the pump, not this process's collector (one turn
+      -- of 52 ms was seen once in a longer run; a full cycle here walks the
+      -- 36 MB written above)
+      collectgarbage("collect")
+      collectgarbage("stop")
+      tools_m.dispatch(tools, { name = "search_code", arguments = args }, { on_done = function(r) got = r end })
+      while not got do
+        local a = core.clock()
+        sb:poll()
+        turns[#turns + 1] = core.clock() - a
+      end
+      collectgarbage("restart")
+      -- the first turn starts the search (a fork: its cost grows with this
+      -- process's size, not the search's); the others only look for the answer
+      local longest = 0
+      for i = 2, #turns do longest = math.max(longest, turns[i]) end
+      print(("\n  search_code over 1500 files: blocking %.1f ms; the turn that starts it %.1f ms, the longest other %.1f ms (%d turns)")
+        :format(blocking * 1000, turns[1] * 1000, longest * 1000, #turns))
+      assert.same(want, got)
+      assert.is_true(#turns >= 2, "the answer came in the turn that started it")
+      return blocking, longest
     end
-    collectgarbage("restart")
-    -- the first turn starts the search (a fork: its cost grows with this
-    -- process's size, not the search's); the others only look for the answer
-    local longest = 0
-    for i = 2, #turns do longest = math.max(longest, turns[i]) end
-    print(("\n  search_code over 1500 files: blocking %.1f ms; the turn that starts it %.1f ms, the longest other %.1f ms (%d turns)")
-      :format(blocking * 1000, turns[1] * 1000, longest * 1000, #turns))
-    assert.same(want, got)
-    assert.is_true(#turns >= 2, "the answer came in the turn that started it")
+    -- a pump that waits for the search holds a turn in every measurement; a
+    -- loaded host (CI's two lanes on two cores) once stalled one turn for
+    -- 85 ms, so a stall must repeat three times to count
+    local blocking, longest
+    for _ = 1, 3 do
+      blocking, longest = measure()
+      if longest < blocking / 2 then break end
+    end
     assert.is_true(longest < blocking / 2, ("a turn took %.1f ms of a %.1f ms search"):format(longest * 1000, blocking * 1000))
     sb:dispose()
   end)

@@ -466,9 +466,9 @@ describe("confinement", function()
         package.cpath = "%s/?.so;" .. package.cpath
         local s = require "sandbox"
         local procs = require "support.procs"
-        local me = tonumber(io.open("/proc/self/stat"):read("a"):match("^(%%d+)"))
+        local me = tonumber(io.open("/proc/self/stat"):read("*a"):match("^(%%d+)"))
         local function kids() return #procs.descendants(me) end
-        local function tmps() local p = io.popen("ls -A %s"); local n = #p:read("a"); p:close(); return n end
+        local function tmps() local p = io.popen("ls -A %s"); local n = #p:read("*a"); p:close(); return n end
         for _, confine in ipairs { true, { namespaces = false } } do
           local sb = assert(s.container { base_dir = "%s", confine = confine })
           assert(sb:write_file("f", "x"))
