@@ -1,7 +1,9 @@
 /* libFuzzer target for the search engine's parts (SPEC §12):
  * - sb_find agrees with memmem on every needle and haystack;
+ * - sb_find_digits agrees with a byte-by-byte count of digit runs;
  * - the required literal of a pattern is in every line the pattern
- *   matches (the prefilter never skips a match);
+ *   matches, and so is its required run of digits where the line is ASCII
+ *   (the prefilters never skip a match);
  * - a scan with the prefilter finds the same lines as PCRE2 line by line;
  * - ignore rules parse and judge any bytes without a crash, the same way
  *   twice.
@@ -17,6 +19,21 @@
 static void check_find(const char *h, size_t n, const char *nd, size_t m) {
   const char *a = memmem(h, n, nd, m), *b = sb_find(h, n, nd, m);
   if (a != b) __builtin_trap();
+}
+
+/* the first run of `run` ASCII digits, byte by byte */
+static const char *digits_ref(const char *h, size_t n, size_t run) {
+  for (size_t i = 0, have = 0; i < n; i++) {
+    have = h[i] >= '0' && h[i] <= '9' ? have + 1 : 0;
+    if (have == run) return h + i + 1 - run;
+  }
+  return NULL;
+}
+
+static bool ascii(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)p[i] >= 0x80) return false;
+  return true;
 }
 
 typedef struct lines {
@@ -78,6 +95,7 @@ static void check_pattern(const char *pat, size_t pn, const char *raw, size_t sn
       if (hit) {
         /* the prefilter's literal is in the line */
         if (m.prelen && !memmem(sub + ls, le - ls, m.pre, m.prelen)) __builtin_trap();
+        if (m.digits && ascii(sub + ls, le - ls) && !digits_ref(sub + ls, le - ls, m.digits)) __builtin_trap();
         if (k >= got.n || got.starts[k] != ls) __builtin_trap();
         k++;
       }
@@ -120,6 +138,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t m = n ? (unsigned char)d[0] % 8 : 0;
     if (m + 1 > n) return 0;
     check_find(d + 1 + m, n - 1 - m, d + 1, m);
+    size_t run = n ? 1 + (unsigned char)d[0] % SB_MATCH_DIGITS_MAX : 1;
+    if (sb_find_digits(d, n, run) != digits_ref(d, n, run)) __builtin_trap();
     break;
   }
   case 1: {

@@ -372,6 +372,10 @@ describe("grep's line semantics, against rg -P", function()
     -- CRLF lines: a pattern that can match empty between a CR and its LF
     -- (PCRE2's whole-buffer search steps over the pair; a fuzz finding)
     ["w.txt"] = "g\r\n`z!k\19\r\nd\nab\r\n\r\nx y\r\n",
+    -- runs of digits, which an ASCII file is searched for first
+    ["d.txt"] = "id 12345\nab1234\n x 123456789 y\n\\ddddd\n{5}\n99 999 9999\nq\n12a345\n",
+    -- Arabic-Indic digits: \d with Unicode properties, in text that is not ASCII
+    ["e.txt"] = "\217\161\217\162\217\163\217\164\217\165\nx\n12345\n\217\161\217\16223\n",
   }
   local CASES = {
     ["t.txt"] = {
@@ -387,6 +391,13 @@ describe("grep's line semantics, against rg -P", function()
     },
     ["u.txt"] = { "\\B", "\\b", "\\bcd", "\\B\\w", "y\\b", "\\w\\b", "^\\w+$" },
     ["w.txt"] = { "\\B", "\\b", "(?=\\r)", "\\r$", "^", "$", "b?$", "x*" },
+    ["d.txt"] = {
+      "\\b\\d{5,}\\b", "\\d{4}", "[0-9]{3}", "\\d{3,}?a", "\\d{2}\\b", "\\d{40}", "[0-9]{3,5}\\b",
+      -- no run is required: alternation at the top, an optional group, an
+      -- escaped backslash, a class, a short run
+      "\\d{3}|q", "(\\d{4})?q", "\\\\d{5}", "[\\d{5}]", "\\d{2}",
+    },
+    ["e.txt"] = { "\\b\\d{5,}\\b", "\\d{4}", "^\\d{3}$" },
   }
   local dir, sbs
   setup(function()
@@ -406,7 +417,7 @@ describe("grep's line semantics, against rg -P", function()
     for _, sb in pairs(sbs) do sb:dispose() end
     backends.cleanup()
   end)
-  for _, file in ipairs { "t.txt", "u.txt", "w.txt" } do
+  for _, file in ipairs { "t.txt", "u.txt", "w.txt", "d.txt", "e.txt" } do
     for _, pat in ipairs(CASES[file]) do
       it(("%s in %s: the lines rg -P reports"):format(pat, file), function()
         assert.truthy(have_rg, "ripgrep is needed (apt-get install ripgrep)")

@@ -3,6 +3,7 @@
 #include "base/utf8.h"
 #include "plat/bytes.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -64,9 +65,21 @@ static char escaped_literal(char c) {
   return 0;
 }
 
-size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
+/* The larger of `have` and m when q starts a quantifier {m}, {m,} or {m,n}
+ * of a digit atom (\d or [0-9]): m digits in a row are in every match. At
+ * most SB_MATCH_DIGITS_MAX (a longer run holds that many too). */
+static size_t digit_run(const char *q, size_t n, size_t have) {
+  if (!n || q[0] != '{' || !quant_span(q, n)) return have;
+  size_t m = 0;
+  for (size_t i = 1; i < n && q[i] >= '0' && q[i] <= '9' && m < SB_MATCH_DIGITS_MAX; i++)
+    m = m * 10 + (size_t)(q[i] - '0');
+  if (m > SB_MATCH_DIGITS_MAX) m = SB_MATCH_DIGITS_MAX;
+  return m > have ? m : have;
+}
+
+size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap, size_t *digits) {
   char run[SB_MATCH_PRE_MAX];
-  size_t rl = 0, best = 0;
+  size_t rl = 0, best = 0, dmax = 0;
   int depth = 0;
 #define END_RUN() \
   do { \
@@ -77,8 +90,8 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
   for (size_t i = 0; i < n; i++) {
     char c = pat[i], lit = 0;
     if (c == '(') {
-      if (i + 1 < n && pat[i + 1] == '?' && !(i + 2 < n && strchr(":=!<>", pat[i + 2]))) return 0; /* inline options */
-      if (i + 2 < n && pat[i + 1] == '*') return 0; /* (*VERB) */
+      if (i + 1 < n && pat[i + 1] == '?' && !(i + 2 < n && strchr(":=!<>", pat[i + 2]))) goto none; /* inline options */
+      if (i + 2 < n && pat[i + 1] == '*') goto none; /* (*VERB) */
       depth++;
       END_RUN();
       continue;
@@ -89,12 +102,12 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
       continue;
     }
     if (c == '|') {
-      if (depth == 0) return 0; /* alternatives at the top: nothing is required */
+      if (depth == 0) goto none; /* alternatives at the top: nothing is required */
       continue;
     }
     if (c == '{' && depth == 0) { /* a quantifier of what came before: not literals */
       size_t span = quant_span(pat + i, n - i);
-      if (!span) return 0;
+      if (!span) goto none;
       i += span - 1;
       END_RUN();
       continue;
@@ -102,27 +115,29 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
     if (depth > 0) {
       /* \Q..\E and \c take bytes that would read as '(', ')' or '|' here
        * (\c( is one character): no prefilter rather than a wrong depth */
-      if (c == '\\' && i + 1 < n && (pat[i + 1] == 'Q' || pat[i + 1] == 'c')) return 0;
+      if (c == '\\' && i + 1 < n && (pat[i + 1] == 'Q' || pat[i + 1] == 'c')) goto none;
       if (c == '\\') i++;
       else if (c == '[') {
         size_t span = class_span(pat + i, n - i);
-        if (!span) return 0;
+        if (!span) goto none;
         i += span - 1;
       }
       continue;
     }
     if (c == '[') {
       size_t span = class_span(pat + i, n - i);
-      if (!span) return 0;
+      if (!span) goto none;
+      if (span == 5 && memcmp(pat + i, "[0-9]", 5) == 0) dmax = digit_run(pat + i + 5, n - i - 5, dmax);
       i += span - 1;
       END_RUN();
       continue;
     }
     if (c == '\\') {
-      if (i + 1 >= n) return 0;
+      if (i + 1 >= n) goto none;
       /* \Q quotes; \p \P \x \o \c \N \g \k and digits take an argument
        * whose bytes are not literals: no prefilter rather than a wrong one */
-      if (strchr("QpPxocNgk0123456789", pat[i + 1])) return 0;
+      if (strchr("QpPxocNgk0123456789", pat[i + 1])) goto none;
+      if (pat[i + 1] == 'd') dmax = digit_run(pat + i + 2, n - i - 2, dmax);
       lit = escaped_literal(pat[i + 1]);
       i++;
       if (!lit) {
@@ -146,7 +161,11 @@ size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap) {
   }
   END_RUN();
 #undef END_RUN
+  if (digits) *digits = dmax;
   return best;
+none:
+  if (digits) *digits = 0;
+  return 0;
 }
 
 /* Constructs whose meaning in a whole buffer is not their meaning in one
@@ -225,7 +244,8 @@ sb_code sb_matcher_compile(sb_matcher *m, const char *pat, size_t n, bool litera
    * 16-byte loads that reach past a subject's end within its last block) */
   m->jit = !getenv("SANDBOX_NO_JIT") && pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0 &&
       (!m->ascii || pcre2_jit_compile(m->ascii, PCRE2_JIT_COMPLETE) == 0);
-  if (!literal && !icase) m->prelen = sb_required_literal(pat, n, m->pre, sizeof m->pre);
+  if (!literal && !icase) m->prelen = sb_required_literal(pat, n, m->pre, sizeof m->pre, &m->digits);
+  if (m->digits < SB_MATCH_DIGITS_MIN || multiline) m->digits = 0;
   m->per_line = !literal && !multiline && needs_lines(pat, n);
   /* next to invalid UTF-8, PCRE2 (10.42) places \b and \B differently in a
    * whole buffer and in a line alone (and differently again with and
@@ -348,6 +368,37 @@ const char *sb_find(const char *h, size_t n, const char *nd, size_t m) {
   return NULL;
 }
 
+/* ---- runs of digits ------------------------------------------------------ */
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+const char *sb_find_digits(const char *h, size_t n, size_t run) {
+  size_t i = 0;
+#ifdef __SSE2__
+  /* 64-byte windows that overlap by run - 1 bytes: every run lies whole in
+   * one, and the first window holding one gives the first */
+  const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+  size_t stride = 64 - (run - 1);
+  for (; i + 64 <= n; i += stride) {
+    uint64_t mask = 0;
+    for (int k = 0; k < 4; k++) {
+      __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(h + i + 16 * k)), zero);
+      /* a digit's byte minus '0' is 0..9 unsigned */
+      unsigned d = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, nine), t));
+      mask |= (uint64_t)d << (16 * k);
+    }
+    uint64_t starts = mask;
+    for (size_t k = 1; k < run && starts; k++) starts &= mask >> k;
+    if (starts) return h + i + (size_t)__builtin_ctzll(starts);
+  }
+#endif
+  for (size_t have = 0; i < n; i++) {
+    have = is_digit(h[i]) ? have + 1 : 0;
+    if (have == run) return h + i + 1 - run;
+  }
+  return NULL;
+}
+
 /* ---- scan ---------------------------------------------------------------- */
 
 size_t sb_count_newlines(const char *p, size_t n) {
@@ -397,8 +448,12 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
   size_t end = buf[len - 1] == '\n' ? len - 1 : len;
   if (m->prelen && !sb_find(buf, len, m->pre, m->prelen)) return 0;
   /* all ASCII: the faster code gives the same answers, and no byte is invalid */
-  bool ascii = m->ascii && sb_utf8_ascii(buf, len);
+  bool text_ascii = (m->ascii || m->digits) && sb_utf8_ascii(buf, len);
+  bool ascii = m->ascii && text_ascii;
   const pcre2_code *code = ascii ? m->ascii : m->code;
+  /* in ASCII text \d is [0-9]: only the lines holding the run are judged */
+  size_t digits = m->prelen || !text_ascii ? 0 : m->digits;
+  if (digits && !sb_find_digits(buf, len, digits)) return 0;
   bool per_line = m->per_line || (m->bounds && !m->prelen && !ascii && !sb_utf8_valid(buf, len)) ||
       (m->empty && !m->prelen && memmem(buf, len, "\r\n", 2));
   size_t pos = 0;
@@ -419,6 +474,17 @@ int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t 
           pos = le + 1;
           continue;
         }
+      }
+    } else if (digits) {
+      const char *q = sb_find_digits(buf + pos, len - pos, digits);
+      if (!q || (size_t)(q - buf) > end) return 0;
+      ls = line_start(buf, pos, (size_t)(q - buf));
+      le = line_end(buf, len, (size_t)(q - buf));
+      int rc = line_matches(m, code, st, buf, ls, le);
+      if (rc < 0) return rc;
+      if (rc == 0) {
+        pos = le + 1;
+        continue;
       }
     } else if (per_line) {
       ls = pos;

@@ -16,6 +16,8 @@
 #include "base/err.h"
 
 #define SB_MATCH_PRE_MAX 64 /* bytes of a required literal kept */
+#define SB_MATCH_DIGITS_MIN 3 /* a shorter required run of digits is too common to look for */
+#define SB_MATCH_DIGITS_MAX 32
 
 typedef struct sb_matcher {
   bool literal; /* fixed string, case-sensitive: memmem only */
@@ -31,6 +33,7 @@ typedef struct sb_matcher {
   bool jit;
   char pre[SB_MATCH_PRE_MAX]; /* a literal every match contains, or empty */
   size_t prelen;
+  size_t digits; /* ASCII digits in a row that every match holds in ASCII text (\d{5,}), or 0 */
 } sb_matcher;
 
 typedef struct sb_mstate {
@@ -67,9 +70,15 @@ const char *sb_find(const char *h, size_t n, const char *nd, size_t m);
 /* Newlines in p[0, n). */
 size_t sb_count_newlines(const char *p, size_t n);
 
+/* The first run of `run` ASCII digits in h[0, n), or NULL; run is 1 to
+ * SB_MATCH_DIGITS_MAX. */
+const char *sb_find_digits(const char *h, size_t n, size_t run);
+
 /* The literal that every match of a PCRE2 pattern must contain (longest run
  * of plain characters outside groups, classes and optional repeats), or 0
- * when none can be told (alternation at the top, inline options, \Q). */
-size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap);
+ * when none can be told (alternation at the top, inline options, \Q).
+ * *digits (when not NULL): the longest run of ASCII digits every match holds
+ * where \d means [0-9] (a top-level \d{m} or [0-9]{m}), or 0. */
+size_t sb_required_literal(const char *pat, size_t n, char *out, size_t cap, size_t *digits);
 
 #endif
