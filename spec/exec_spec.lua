@@ -508,9 +508,9 @@ describe("exec", function()
   end)
 end)
 
-describe("exec without pidfd, without cgroup, without the zygote, without close_range (forced fallbacks)", function()
+describe("exec without pidfd, without cgroup, without the zygote, without close_range, without clone3 (forced fallbacks)", function()
   for _, env in ipairs { "SANDBOX_NO_PIDFD=1", "SANDBOX_NO_CGROUP=1", "SANDBOX_NO_PIDFD=1 SANDBOX_NO_CGROUP=1",
-                         "SANDBOX_NO_ZYGOTE=1",
+                         "SANDBOX_NO_ZYGOTE=1", "SANDBOX_NO_CLONE3=1",
                          -- one close per fd up to the limit: macOS's default limit, not this host's
                          "ulimit -n 256; SANDBOX_NO_ZYGOTE=1 SANDBOX_NO_CLOSE_RANGE=1" } do
     it("runs, times out and kills the tree with " .. env, function()
@@ -526,7 +526,7 @@ describe("exec without pidfd, without cgroup, without the zygote, without close_
         print((assert(s:exec("ls", { "/proc/self/fd" })).stdout:gsub("\n", " ")))
         r = s:exec("sh", { "-c", "sleep %s & sleep %s" }, { timeout = 0.3 })
         print(r.timed_out, r.exit_code)
-        for i = 1, 200 do assert(s:exec("true").exit_code == 0) end
+        for i = 1, 200 do local r2, err = s:exec("true") assert(r2 and r2.exit_code == 0, err) end
         s:dispose()
         print("done")']]):format(env, sh.lua(), sh.build, d, m, m)
       local ok, out = sh.run(script)
@@ -534,6 +534,102 @@ describe("exec without pidfd, without cgroup, without the zygote, without close_
       -- the host's fd reached no command (3 is ls's own directory handle)
       assert.equal("hi\t4\n0 1 2 3 \ntrue\t143\ndone\n", out)
       assert_gone(m)
+    end)
+  end
+end)
+
+describe("a command's cgroup leaf", function()
+  -- A command is born in its leaf (clone3 with CLONE_INTO_CGROUP: no
+  -- migration) where the kernel allows it; where clone3 is refused
+  -- (SANDBOX_NO_CLONE3=1 stands for that) it joins by a write to
+  -- cgroup.procs. Either way it is in the leaf from its first instruction.
+  -- `first` runs before: a command whose tree is killed through its leaf
+  -- (a leaf once killed kills whatever is born in it later).
+  local function run(env, confine, opts)
+    opts = opts or {}
+    local d = backends.tmpdir("leaf")
+    local script = ([[%s %s %s -e '
+      package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+      package.cpath = "%s/?.so;" .. package.cpath
+      local s = require("sandbox").container { base_dir = "%s", confine = %s, kill_grace = 0.1 }
+      %s
+      for i = 1, %d do
+        local r = assert(s:exec("sed", { "-n", "s/^0:://p", "/proc/self/cgroup" }))
+        assert(r.exit_code == 0, "exit " .. r.exit_code)
+        io.write(r.stdout)
+      end
+      io.write(tostring(s.confinement and s.confinement.tree_kill and s.confinement.tree_kill.via), "\n")
+      s:dispose()' %s]]):format(env, opts.trace or "", sh.lua(), sh.build, d, confine,
+      opts.first and 'assert(s:exec("sh", { "-c", [=[trap "" TERM; sleep 30 & sleep 30]=] }, { timeout = 0.2 }).timed_out)' or "",
+      opts.n or 2, opts.after or "")
+    local ok, out = sh.run(script)
+    assert.is_true(ok, out)
+    local lines = {}
+    for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    return out, lines
+  end
+  local LEAF = "/sandbox%-[^/]+/cmd%-%d+$"
+
+  for _, env in ipairs { "", "SANDBOX_NO_CLONE3=1" } do
+    it("holds an unconfined command from its start, after a tree killed through it too"
+      .. (env ~= "" and " (" .. env .. ")" or ""), function()
+      if not hostcan.can("a command's cgroup leaf", hostcan.cgroup2()) then return end
+      local _, lines = run(env, "false, allow_outbound = true", { first = true })
+      if not tostring(lines[3]):match("cgroup") then -- the host gives no v2 subtree to make leaves in
+        hostcan.note("a command's cgroup leaf", "tree kill here is " .. tostring(lines[3]))
+        return
+      end
+      assert.matches(LEAF, lines[1])
+      assert.matches(LEAF, lines[2])
+    end)
+  end
+
+  it("holds the commands of a host whose own cgroup was killed before it joined (clone3 would kill them)", function()
+    if not hostcan.can("commands of a host in a killed cgroup", hostcan.cgroup2()) then return end
+    if not hostcan.can("commands of a host in a killed cgroup (a cgroup of the spec's)", hostcan.root()) then return end
+    local mnt = sh.lines("grep ' - cgroup2 ' /proc/self/mountinfo | awk '{print $5}'")[1]
+    local own = sh.lines("sed -n 's/^0:://p' /proc/self/cgroup")[1] or "/"
+    local cg = mnt .. (own == "/" and "" or own) .. "/spec-killed-" .. sh.pid()
+    if not sh.run(("mkdir %s && echo 1 > %s/cgroup.kill"):format(sh.quote(cg), sh.quote(cg))) then
+      hostcan.note("commands of a host in a killed cgroup", "no cgroup of the spec's can be made here")
+      return
+    end
+    -- the host joins it itself (echo $$ in the shell that execs it), and its
+    -- shell goes back before the cgroup is removed
+    local env = ("echo $$ > %s/cgroup.procs;"):format(sh.quote(cg))
+    local ok, out = pcall(run, env, "false, allow_outbound = true", { first = true })
+    local ok2, out2 = pcall(run, env .. " SANDBOX_NO_ZYGOTE=1", "true", { n = 3 })
+    sh.run(("echo $$ > %s/cgroup.procs; rmdir %s/*/ %s"):format(sh.quote(mnt .. own), sh.quote(cg), sh.quote(cg)))
+    assert.is_true(ok, out)
+    assert.is_true(ok2, out2)
+    assert.matches("/spec%-killed%-%d+" .. LEAF:sub(1, -2) .. "\n", out)
+  end)
+
+  -- (a sandbox with layers has its later commands made by its zygote, which
+  -- joins them by a write: the seccomp filter it holds refuses clone3)
+  for _, case in ipairs { { "false, allow_outbound = true", 2, "unconfined, with the host's network" },
+                          { "true", 1, "confined (its first command: spawned directly)" } } do
+    it("is made by the clone, not by a write, where clone3 is allowed: " .. case[3], function()
+      if not hostcan.can("a command born in its cgroup leaf", hostcan.cgroup2()) then return end
+      if not hostcan.can("a command born in its cgroup leaf (seen by strace)", hostcan.program("/usr/bin/strace")) then
+        return
+      end
+      if case[2] == 1 and not hostcan.can("a confined command born in its leaf", hostcan.layers()) then return end
+      local log = os.tmpname()
+      local function trace(env)
+        run(env, case[1], { trace = "strace -f -qq -e trace=clone3,write -e signal=none -o " .. sh.quote(log), n = case[2] })
+        return sh.read_file(log)
+      end
+      local born = trace("")
+      local joined = trace("SANDBOX_NO_CLONE3=1")
+      os.remove(log)
+      if not joined:match('write%(%d+, "0", 1%) += 1') then -- no leaf to join: nothing to be born in
+        hostcan.note("a command born in its cgroup leaf", "this host's commands join no cgroup")
+        return
+      end
+      assert.matches("clone3%(%{flags=[^}]*CLONE_INTO_CGROUP", born)
+      assert.is_nil(born:match('write%(%d+, "0", 1%)'), born)
+      assert.is_nil(joined:match("CLONE_INTO_CGROUP"), joined)
     end)
   end
 end)

@@ -1,5 +1,7 @@
 #include "base/child.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "plat/proc.h"
@@ -27,3 +29,66 @@ SB_CHILD_FN void sb_child_close_fds_as(int keep1, int keep2, bool one_by_one) {
 }
 
 SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) { sb_child_close_fds_as(keep1, keep2, false); }
+
+#if SB_LINUX && defined(__x86_64__)
+/* The kernel's struct clone_args up to `cgroup` (CLONE_ARGS_SIZE_VER2). */
+struct sb_clone_args {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+#define SB_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* long sb_clone3_run(args, size, fn, arg): glibc 2.36 has no clone3, and a
+ * child that shares our memory cannot return from the system call into C
+ * (it would pop its parent's frames on a stack of its own): the child
+ * calls fn on that stack and exits with what it returns. fn and arg wait
+ * in r8 and r9, which the system call keeps in both processes. Returns
+ * the pid or -errno in the parent. */
+long sb_clone3_run(struct sb_clone_args *args, size_t size, int (*fn)(void *), void *arg);
+__asm__(".text\n"
+        ".globl sb_clone3_run\n"
+        ".hidden sb_clone3_run\n"
+        ".type sb_clone3_run, @function\n"
+        "sb_clone3_run:\n"
+        "  mov %rdx, %r8\n"
+        "  mov %rcx, %r9\n"
+        "  mov $435, %eax\n" /* clone3 */
+        "  syscall\n"
+        "  test %rax, %rax\n"
+        "  jnz 1f\n"
+        "  xor %ebp, %ebp\n" /* the child: no frame above fn's */
+        "  mov %r9, %rdi\n"
+        "  call *%r8\n"
+        "  mov %eax, %edi\n"
+        "  mov $60, %eax\n" /* exit */
+        "  syscall\n"
+        "  hlt\n"
+        "1:\n"
+        "  ret\n"
+        ".size sb_clone3_run, .-sb_clone3_run\n");
+
+pid_t sb_clone_child_into(int (*fn)(void *), void *arg, void *stack, size_t size, int *pidfd, int cgroup_fd) {
+  struct sb_clone_args a = {
+      .flags = CLONE_VM | CLONE_VFORK | (pidfd ? CLONE_PIDFD : 0) | SB_CLONE_INTO_CGROUP,
+      .pidfd = (uint64_t)(uintptr_t)pidfd,
+      .stack = (uint64_t)(uintptr_t)stack,
+      .stack_size = size & ~(size_t)15, /* the child's first call needs a 16-byte aligned top */
+      .cgroup = (uint64_t)cgroup_fd,
+  };
+  if (((uintptr_t)stack & 15) != 0 || cgroup_fd < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  long r = sb_clone3_run(&a, sizeof a, fn, arg);
+  if (r < 0) {
+    errno = (int)-r;
+    return -1;
+  }
+  return (pid_t)r;
+}
+#else
+pid_t sb_clone_child_into(int (*fn)(void *), void *arg, void *stack, size_t size, int *pidfd, int cgroup_fd) {
+  (void)fn, (void)arg, (void)stack, (void)size, (void)pidfd, (void)cgroup_fd;
+  errno = ENOSYS;
+  return -1;
+}
+#endif

@@ -176,6 +176,7 @@ void sb_cgroup_base_close(sb_cgroup_base *b) {
 
 bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c) {
   c->dirfd = c->procs_fd = c->events_fd = -1;
+  c->killed = false;
   if (b->dirfd < 0) return false;
   if (b->npool > 0) {
     *c = b->pool[--b->npool];
@@ -198,7 +199,14 @@ bool sb_cgroup_leaf_create(sb_cgroup_base *b, sb_cgroup *c) {
 
 bool sb_cgroup_signal(sb_cgroup *c, int sig) {
   if (c->dirfd < 0) return false;
-  if (sig == SIGKILL && c->events_fd >= 0 && sb_write_small(c->dirfd, "cgroup.kill", "1") == 0) return true;
+  /* A cgroup once killed so kills every child later born in it by clone3's
+   * CLONE_INTO_CGROUP (Linux 6.18 at least: the kill count it was born
+   * with is its parent's, compared with the leaf's): such a leaf is not
+   * reused. */
+  if (sig == SIGKILL && c->events_fd >= 0 && sb_write_small(c->dirfd, "cgroup.kill", "1") == 0) {
+    c->killed = true;
+    return true;
+  }
   /* other signals, v1, or no cgroup.kill (Linux < 5.14): every listed pid */
   char buf[8192];
   ssize_t n = sb_read_small(c->dirfd, "cgroup.procs", buf, sizeof buf);
@@ -241,7 +249,7 @@ void sb_cgroup_leaf_remove(sb_cgroup_base *b, sb_cgroup *c) {
     nanosleep(&ts, NULL);
     empty = sb_cgroup_empty(c);
   }
-  if (b->npool < SB_CGROUP_POOL && empty) b->pool[b->npool++] = *c;
+  if (b->npool < SB_CGROUP_POOL && empty && !c->killed) b->pool[b->npool++] = *c;
   else leaf_destroy(b, c);
   c->dirfd = c->procs_fd = c->events_fd = -1;
 }

@@ -16,6 +16,7 @@ typedef struct sb_cgroup {
   int dirfd; /* the leaf, -1 = none */
   int procs_fd; /* its cgroup.procs, for the child to join */
   int events_fd; /* v2: its cgroup.events (pread) */
+  bool killed; /* cgroup.kill was written: never pooled (exec/spawn.h's clone3) */
   char name[32];
 } sb_cgroup;
 

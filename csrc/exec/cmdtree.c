@@ -45,8 +45,9 @@ void sb_cmdtree_remove(sb_cmdtree *t) {
   for (int i = 0; i < SB_NLIM; i++) sb_cgroup_leaf_remove(&l->lim[i], &t->lim[i]);
 }
 
-bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], sb_err *e) {
+bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], int *into_fd, sb_err *e) {
   for (int i = 0; i < SB_MAX_CGROUPS; i++) procs_fds[i] = -1;
+  *into_fd = -1;
   sb_limits *l = t->limits;
   if (!l) return true;
   bool need_v2 = false, ok = true;
@@ -61,7 +62,10 @@ bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], sb_err *e) 
   }
   for (int i = 0; i < SB_NLIM; i++) t->cnt0[i] = limit_counter(t, i);
   int n = 0;
-  if (t->cg.procs_fd >= 0) procs_fds[n++] = t->cg.procs_fd;
+  if (t->cg.procs_fd >= 0) {
+    procs_fds[n++] = t->cg.procs_fd;
+    *into_fd = t->cg.dirfd;
+  }
   for (int i = 0; i < SB_NLIM && n < SB_MAX_CGROUPS; i++)
     if (t->lim[i].procs_fd >= 0) procs_fds[n++] = t->lim[i].procs_fd;
   return true;

@@ -22,9 +22,10 @@ typedef struct sb_cmdtree {
 
 void sb_cmdtree_init(sb_cmdtree *t, sb_limits *limits);
 /* Make the leaves (tree kill best effort, limits enforced) and fill the
- * cgroup.procs fds the child joins. false (and nothing made) when a limit
- * cannot be enforced. */
-bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], sb_err *e);
+ * cgroup.procs fds the child joins, and *into_fd with the v2 leaf's
+ * directory when procs_fds[0] is its (the child may be born there), else
+ * -1. false (and nothing made) when a limit cannot be enforced. */
+bool sb_cmdtree_create(sb_cmdtree *t, int procs_fds[SB_MAX_CGROUPS], int *into_fd, sb_err *e);
 /* Give the leaves back (once empty). */
 void sb_cmdtree_remove(sb_cmdtree *t);
 /* Signal everything: the cgroup, the leader (pidfd when there is one) while

@@ -22,6 +22,7 @@ typedef struct sb_local_config {
   bool no_pidfd; /* test switch: watch exits by polling */
   bool no_close_range; /* test switch: children close the host's fds one by one */
   bool no_zygote; /* test switch: every confined command spawned directly */
+  bool no_clone3; /* test switch: children join their cgroup leaf by a write */
 } sb_local_config;
 
 /* A runner (the loop is created at the first command). NULL with e on OOM. */

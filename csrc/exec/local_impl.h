@@ -25,6 +25,7 @@ typedef struct local {
   void *stack; /* the child stack for sb_spawn, reused */
   struct sb_zygote *zygote; /* confined commands' spawner, from the second one on (exec/zygote.h) */
   int spawned; /* confined commands started */
+  signed char born_in_leaf; /* commands born in their cgroup leaf (clone3): 0 untried, 1 yes, -1 no */
   int zygote_failures; /* zygotes that could not be made or died: after 3, none */
   int devnull; /* stdin of commands given no input */
   bool loop_ready;

@@ -103,6 +103,7 @@ sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
                       .stack = lr->stack,
                       .no_pidfd = lr->cfg.no_pidfd,
                       .no_close_range = lr->cfg.no_close_range,
+                      .no_clone3 = lr->cfg.no_clone3,
                       .zygote = zygote_for(lr)};
   if (inherit) {
     fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);
@@ -120,7 +121,10 @@ sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     fds[3] = high_fd(fds[3]);
     fds[5] = high_fd(fds[5]);
   }
-  if (!sb_cmdtree_create(&p->tree, req.cgroup_procs_fds, e)) goto fail;
+  if (!sb_cmdtree_create(&p->tree, req.cgroup_procs_fds, &req.cgroup_into_fd, e)) goto fail;
+  if (req.cgroup_into_fd >= 0 && !req.no_clone3 && lr->born_in_leaf == 0) /* once per sandbox */
+    lr->born_in_leaf = sb_spawn_born_in_works(req.cgroup_into_fd, lr->stack) ? 1 : -1;
+  req.no_clone3 |= lr->born_in_leaf < 0;
   req.stdin_fd = want_in || inherit ? fds[0] : lr->devnull;
   req.stdout_fd = fds[3];
   req.stderr_fd = fds[5];

@@ -29,7 +29,7 @@ CHILD static int child_main(void *arg) {
   sb_spawn_child *c = arg;
   const sb_spawn_req *r = c->req;
   if (!sb_confine_joins_pid(r->steps)) return sb_spawn_command(arg);
-  for (int i = 0; i < SB_MAX_CGROUPS; i++)
+  for (int i = c->born_in_cgroup; i < SB_MAX_CGROUPS; i++)
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) sb_spawn_child_fail(c, SB_SP_CGROUP);
   int step = sb_confine_join(r->steps);
   if (step != 0) sb_spawn_child_fail(c, SB_SP_CONFINE + step);
@@ -71,8 +71,17 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  int pidfd = -1;
-  pid_t pid = sb_clone_child(child_main, &c, (char *)req->stack + SB_SPAWN_STACK, req->no_pidfd ? NULL : &pidfd, false);
+  int pidfd = -1, *want_pidfd = req->no_pidfd ? NULL : &pidfd;
+  pid_t pid = -1;
+  /* Born in its leaf where the kernel lets us; else (no clone3 here, or the
+   * leaf refused) the clone before and the join, which reports a refusal.
+   * An attempt that fails costs one system call: not remembered. */
+  if (req->cgroup_into_fd >= 0 && req->cgroup_procs_fds[0] >= 0 && !req->no_clone3) {
+    c.born_in_cgroup = true;
+    pid = sb_clone_child_into(child_main, &c, req->stack, SB_SPAWN_STACK, want_pidfd, req->cgroup_into_fd);
+    c.born_in_cgroup = pid >= 0;
+  }
+  if (pid < 0) pid = sb_clone_child(child_main, &c, (char *)req->stack + SB_SPAWN_STACK, want_pidfd, false);
   int cerr = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   close(ep[1]);
@@ -112,6 +121,23 @@ int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res) {
   res->pid = pid;
   res->pidfd = req->no_pidfd ? -1 : pidfd;
   return 0;
+}
+
+CHILD static int probe_main(void *arg) {
+  (void)arg;
+  _exit(0);
+}
+
+bool sb_spawn_born_in_works(int cgroup_fd, void *stack) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* none of the host's handlers in the child */
+  pid_t pid = sb_clone_child_into(probe_main, NULL, stack, SB_SPAWN_STACK, NULL, cgroup_fd);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (pid < 0) return false;
+  int status = 0;
+  while (waitpid(pid, &status, SB_WAIT_ALL) < 0 && errno == EINTR) {}
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 int sb_spawn_reap(pid_t pid, int pidfd, int *status) {

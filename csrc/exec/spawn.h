@@ -1,7 +1,8 @@
 /* Spawning a command: clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD), the
  * mechanism posix_spawn uses (no copy of the host's address space: a host
  * with a 1 GiB heap spawns as fast as a small one), with room for the steps
- * posix_spawn cannot take before execve: joining the command's cgroups, the
+ * posix_spawn cannot take before execve: joining the command's cgroups (born
+ * in the v2 leaf by clone3 where the kernel allows it), the
  * confinement steps (confine/child.h), tying it to the host's life. The child is watched and reaped
  * through its pidfd. (The kernel resets the exit signal to SIGCHLD at execve:
  * a host that sets SIGCHLD to SIG_IGN, or reaps every child with
@@ -28,10 +29,13 @@ typedef struct sb_spawn_req {
   const char *cwd_rel; /* ... or, in a mount view (steps->view_root), at this path beneath the root */
   int stdin_fd, stdout_fd, stderr_fd; /* child ends of the pipes */
   int cgroup_procs_fds[SB_MAX_CGROUPS]; /* write "0" to each to join; -1 = none */
+  int cgroup_into_fd; /* the v2 leaf of cgroup_procs_fds[0]: the child is born there where
+                         clone3 allows (no write, no migration); -1 = join by write */
   const sb_confine_steps *steps; /* NULL = none */
   void *stack; /* two child stacks, 2 * SB_SPAWN_STACK bytes, reused by the caller */
   bool no_pidfd; /* test switch: spawn without CLONE_PIDFD */
   bool no_close_range; /* test switch: the child closes the host's fds one by one */
+  bool no_clone3; /* test switch: clone and join by write, as where clone3 is refused */
   struct sb_zygote *zygote; /* spawn through it when it takes the request (exec/zygote.h); NULL = directly */
 } sb_spawn_req;
 
@@ -47,6 +51,13 @@ typedef struct sb_spawn_res {
 /* Returns 0 with res->pid set, or -1 with res->err/step (the child, if one
  * was created, is already reaped). Async-signal-safe in the child. */
 int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res);
+
+/* Is a child born in the cgroup v2 directory cgroup_fd by clone3 left
+ * alone there? Tried once (a child that exits at once): a kernel that
+ * remembers a kill of the cgroup or of the caller's own (see
+ * confine/cgroup.c) kills it, and then every command born there. `stack`
+ * as in sb_spawn_req. */
+bool sb_spawn_born_in_works(int cgroup_fd, void *stack);
 
 /* Reap the exited child without blocking: 1 reaped (status as for waitpid),
  * 0 still running, -1 error. */

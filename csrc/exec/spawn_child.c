@@ -96,7 +96,7 @@ CHILD int sb_spawn_command(void *arg) {
     }
   }
   if (setsid() < 0) FAIL(c, SB_SP_SETSID);
-  for (int i = 0; c->join_cgroups && i < SB_MAX_CGROUPS; i++)
+  for (int i = c->born_in_cgroup; c->join_cgroups && i < SB_MAX_CGROUPS; i++)
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, SB_SP_CGROUP);
   if (dup2(r->stdin_fd, 0) < 0 || dup2(r->stdout_fd, 1) < 0 || dup2(r->stderr_fd, 2) < 0) FAIL(c, SB_SP_STDIO);
   int step;

@@ -38,6 +38,7 @@ typedef struct sb_spawn_child {
   int errfd; /* write end of the error pipe (close-on-exec) */
   bool reset_signals; /* the spawning process has handlers of the host's */
   bool join_cgroups; /* the command joins its cgroups itself */
+  bool born_in_cgroup; /* the clone made it in cgroup_procs_fds[0]'s leaf: joins the rest */
   bool join; /* ... and the sandbox's namespaces (setns) */
   bool layers; /* ... and takes the layers (else its spawner holds them) */
   char pathbuf[PATH_MAX + NAME_MAX + 2];

@@ -22,6 +22,7 @@ int sb_lua_exec_attach(lua_State *L, sb_sandbox *sb, int ud, int opts, sb_err *e
       .no_pidfd = getenv("SANDBOX_NO_PIDFD") != NULL, /* test switch */
       .no_close_range = getenv("SANDBOX_NO_CLOSE_RANGE") != NULL, /* test switch */
       .no_zygote = getenv("SANDBOX_NO_ZYGOTE") != NULL, /* test switch */
+      .no_clone3 = getenv("SANDBOX_NO_CLONE3") != NULL, /* test switch */
   };
   sb_runner *r = sb_local_runner(&sb->fs.mem, &cfg, e);
   if (!r) return -1;
