@@ -87,6 +87,7 @@ for _, be in ipairs(backends.list) do
       ["nb.ipynb"] = read(dir .. "/nb.ipynb"),
       ["nb-bomb.ipynb"] = read(dir .. "/nb-bomb.ipynb"),
       ["old.ipynb"] = '{"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "cells": []}',
+      ["odd.ipynb"] = '{"nbformat": 3.5, "cells": []}', -- not an integer (fuzz_notebook's finding)
       ["not.ipynb"] = '{"cells": 3}',
       ["big.png"] = read(dir .. "/big.png"),
       ["big.jpg"] = read(dir .. "/big.jpg"),
@@ -180,6 +181,8 @@ for _, be in ipairs(backends.list) do
       assert.equal("EFBIG", code)
       assert.matches("100%.0 megapixels", msg)
       assert.equal("ENOTSUP", select(3, sb:read_document("old.ipynb")))
+      _, msg, code = sb:read_document("odd.ipynb")
+      assert.same({ "ENOTSUP", true }, { code, msg:find("nbformat 3.5", 1, true) ~= nil })
       if sb.has_exec and be.commands ~= false then -- a notebook of 1 GB (sparse): refused by the read's cap, unparsed
         assert.equal(0, assert(sb:exec("truncate", { "-s", "1G", "huge.ipynb" })).exit_code)
         _, msg, code = sb:read_document("huge.ipynb")

@@ -598,10 +598,18 @@ describe("a command's cgroup leaf", function()
     -- shell goes back before the cgroup is removed
     local env = ("echo $$ > %s/cgroup.procs;"):format(sh.quote(cg))
     local ok, out = pcall(run, env, "false, allow_outbound = true", { first = true })
-    local ok2, out2 = pcall(run, env .. " SANDBOX_NO_ZYGOTE=1", "true", { n = 3 })
+    local ok2, out2 = true, nil
+    if hostcan.can("confined commands of a host in a killed cgroup", hostcan.layers()) then
+      ok2, out2 = pcall(run, env .. " SANDBOX_NO_ZYGOTE=1", "true", { n = 3 })
+    end
     sh.run(("echo $$ > %s/cgroup.procs; rmdir %s/*/ %s"):format(sh.quote(mnt .. own), sh.quote(cg), sh.quote(cg)))
     assert.is_true(ok, out)
     assert.is_true(ok2, out2)
+    local kill = select(3, out:match("^([^\n]*)\n([^\n]*)\n([^\n]*)"))
+    if not tostring(kill):match("cgroup") then -- no v2 subtree to make leaves in (or a build without them)
+      hostcan.note("a command's leaf under a killed cgroup", "tree kill here is " .. tostring(kill))
+      return
+    end
     assert.matches("/spec%-killed%-%d+" .. LEAF:sub(1, -2) .. "\n", out)
   end)
 

@@ -341,8 +341,10 @@ describe("RemoteSandbox", function()
     -- A host that dies mid-command: a Lua process that makes a kept
     -- sandbox (o.opts: more of its options, as Lua source), runs o.before
     -- (Lua source, with sb), then o.command, and is killed with SIGKILL
-    -- o.after seconds after it started. The sandbox's id.
+    -- o.after seconds after it began o.command (o.before may take long on
+    -- a loaded machine). The sandbox's id.
     local function host_dies(o)
+      local ready = os.tmpname() .. ".ready"
       local script = ([[%s%s -e '
           package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
           package.cpath = "%s/?.so;" .. package.cpath
@@ -350,10 +352,14 @@ describe("RemoteSandbox", function()
             keep = true, kill_grace = 0.2%s })
           print(sb.sandbox_id); io.stdout:flush()
           %s
+          assert(io.open("%s", "w")):close()
           %s' & pid=$!
+          for _ in $(seq 1200); do [ -e %s ] && break; sleep 0.05; done
           sleep %s; kill -9 $pid; wait $pid]]):format(o.env or "", sh.lua(), sh.build, peer.api, peer.envd, KEY,
-        o.opts or "", o.before or "", o.command, o.after)
+        o.opts or "", o.before or "", ready, o.command, sh.quote(ready), o.after)
       local _, out = sh.run(script)
+      os.remove(ready)
+      os.remove(ready:sub(1, -7))
       local id = out:match("sbx%w+")
       assert.is_truthy(id, out)
       return id
@@ -545,9 +551,9 @@ describe("RemoteSandbox", function()
       it("a host that dies mid-command: the engine-side deadline still ends the whole tree", function()
         local m = procs.marker()
         local id = host_dies { after = 0.7,
-          command = ('sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 1 })'):format(m, m) }
+          command = ('sb:exec("sh", { "-c", "setsid sleep %s & sleep %s" }, { timeout = 2 })'):format(m, m) }
         assert.is_true(#procs.find(m) > 0, "running after its host is gone")
-        sh.run("sleep " .. 1 + 0.2 + 2 + 0.2 + 1) -- the watchdog's time (timeout, grace, margin), its grace, slack
+        sh.run("sleep " .. 2 + 0.2 + 2 + 0.2 + 1) -- the watchdog's time (timeout, grace, margin), its grace, slack
         assert_gone(m)
         assert.equal("running", listed()[id]) -- the sandbox itself was kept
         peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
@@ -641,11 +647,12 @@ describe("RemoteSandbox", function()
       it("a host that dies mid-command: the helper ends the whole tree at its deadline", function()
         local m = procs.marker()
         local id = host_dies { after = 1,
-          before = [[for _ = 1, 100 do
+          before = [[local t0 = os.time()
+          while os.time() - t0 < 30 do -- the helper is uploaded by a thread: a while on a loaded machine
             local r = assert(sb:exec("sh", { "-c", "tr \"\\000\" \" \" </proc/$PPID/cmdline" }))
             if r.stdout:find("sandbox-rtree run", 1, true) then break end
           end]],
-          command = ('sb:exec("sh", { "-c", "env -i setsid sleep %s & sleep %s" }, { timeout = 1 })'):format(m, m) }
+          command = ('sb:exec("sh", { "-c", "env -i setsid sleep %s & sleep %s" }, { timeout = 2 })'):format(m, m) }
         local live = procs.find(m)
         assert.is_true(#live > 0, "running after its host is gone")
         local under
@@ -654,7 +661,7 @@ describe("RemoteSandbox", function()
           under = under or (sh.read_file("/proc/" .. tostring(parent) .. "/cmdline") or ""):find("sandbox-rtree", 1, true)
         end
         assert.is_truthy(under, "the command does not run under the helper")
-        sh.run("sleep " .. 1 + 0.2 + 2 + 0.2 + 1) -- its deadline (timeout, grace, margin), its grace, slack
+        sh.run("sleep " .. 2 + 0.2 + 2 + 0.2 + 1) -- its deadline (timeout, grace, margin), its grace, slack
         assert_gone(m)
         peer_lib.http("DELETE", peer.api .. "/sandboxes/" .. id, { ["X-API-Key"] = KEY })
       end)
@@ -789,7 +796,8 @@ describe("RemoteSandbox", function()
         -- until that one's, and the last command must wake it
         local id = host_dies { env = "SANDBOX_REMOTE_GUARD_IDLE=1 ", opts = ", tree_helper = false", after = 1.5,
           before = [[assert(sb:exec("true"))
-          for _ = 1, 50 do
+          local t0 = os.time()
+          while os.time() - t0 < 30 do -- the guard is started by a thread: a while on a loaded machine
             local r = assert(sb:exec("sh", { "-c", "tr \"\\000\" \"\\n\" </proc/$PPID/cmdline | sed -n 8p" }, { timeout = 100 }))
             if r.stdout ~= "-\n" then break end
           end]],

@@ -167,7 +167,7 @@ local function notebook(path, data, opts)
   local nb = json.decode(data)
   if type(nb) ~= "table" or type(nb.cells) ~= "table" or type(nb.nbformat) ~= "number" then return nil end
   if nb.nbformat < 4 then
-    return nil, fmt("ENOTSUP: %s is a notebook of nbformat %d; read_document reads nbformat 4", path, nb.nbformat),
+    return nil, fmt("ENOTSUP: %s is a notebook of nbformat %.14g; read_document reads nbformat 4", path, nb.nbformat),
       "ENOTSUP"
   end
   local cells = {}
