@@ -3,7 +3,8 @@
  * kept off the path), in an embedded Lua 5.4 with the C core preloaded.
  * Invariant: any bytes give parts or nil, message, code, never a raised
  * error, and every part is a table with a type (a hostile notebook is an
- * error result). Input: a selector byte (the file name: .ipynb, or an
+ * error result); a notebook's parts render as read_file shows them
+ * (sandbox.tools.documents) without a raised error either. Input: a selector byte (the file name: .ipynb, or an
  * image's or a text's), then the file. */
 #include <lauxlib.h>
 #include <lua.h>
@@ -21,16 +22,17 @@ static lua_State *start(void) {
   luaL_openlibs(L);
   /* the Lua layer from the checkout (scripts/fuzz.sh runs at its root) */
   const char *boot = "package.path = 'lua/?.lua;lua/?/init.lua'; package.cpath = ''\n"
-                     "return require('sandbox.document').parts";
+                     "return require('sandbox.document').parts, require('sandbox.tools.documents').text";
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
   lua_pushcfunction(L, luaopen_sandbox_core);
   lua_setfield(L, -2, "sandbox.core");
   lua_pop(L, 2);
-  if (luaL_dostring(L, boot) != LUA_OK) {
+  if (luaL_loadstring(L, boot) != LUA_OK || lua_pcall(L, 0, 2, 0) != LUA_OK) {
     fprintf(stderr, "fuzz_notebook: %s (run it from the checkout's root)\n", lua_tostring(L, -1));
     abort();
   }
+  lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.text");
   lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.parts");
   return L;
 }
@@ -60,6 +62,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       lua_pop(L, 2);
     }
     lua_pop(L, 1);
+    if (data[0] % 5 < 3) { /* a notebook: as read_file shows it */
+      lua_getfield(L, LUA_REGISTRYINDEX, "fuzz.text");
+      lua_pushstring(L, "x.ipynb");
+      lua_pushstring(L, "notebook");
+      lua_pushvalue(L, -6);
+      rc = lua_pcall(L, 3, 1, 0);
+      if (rc != LUA_OK) fprintf(stderr, "raised in the rendering: %s\n", lua_tostring(L, -1));
+      CHECK(rc == LUA_OK);
+      CHECK(lua_istable(L, -1));
+      lua_getfield(L, -1, "content");
+      CHECK(lua_type(L, -1) == LUA_TSTRING);
+    }
   }
   lua_settop(L, 0);
   if (++runs % 256 == 0) lua_gc(L, LUA_GCCOLLECT, 0);

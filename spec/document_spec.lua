@@ -88,6 +88,9 @@ for _, be in ipairs(backends.list) do
       ["nb-bomb.ipynb"] = read(dir .. "/nb-bomb.ipynb"),
       ["old.ipynb"] = '{"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "cells": []}',
       ["odd.ipynb"] = '{"nbformat": 3.5, "cells": []}', -- not an integer (fuzz_notebook's finding)
+      ["count.ipynb"] = '{"nbformat": 4, "cells": [{"cell_type": "code", "source": "x", "execution_count": 1e300},'
+        .. ' {"cell_type": "code", "source": "y", "execution_count": 2.5, "outputs": [{"output_type": "stream",'
+        .. ' "name": {}, "text": "out"}, {"output_type": 5, "data": {"text/plain": "five"}}]}]}',
       ["not.ipynb"] = '{"cells": 3}',
       ["big.png"] = read(dir .. "/big.png"),
       ["big.jpg"] = read(dir .. "/big.jpg"),
@@ -193,6 +196,15 @@ for _, be in ipairs(backends.list) do
       local r = sb:tools().read_file.execute { path = "nb-bomb.ipynb" }
       assert.is_true(r.is_error)
       assert.matches("100%.0 megapixels", r.content)
+    end)
+
+    it("read_file (the tool) shows a cell's execution count and an output's name only where they are a whole number and a string", function()
+      local r = new():tools().read_file.execute { path = "count.ipynb" }
+      assert.is_false(r.is_error, r.content)
+      assert.matches("\n%s+%d+\t%-%-%- cell 1 %(code%)\n%s+%d+\tx\n", r.content)
+      assert.matches("\n%s+%d+\t%-%-%- cell 2 %(code%) %[2%]\n%s+%d+\ty\n", r.content)
+      -- names that are not strings (a hostile notebook's) are not shown
+      assert.matches("\n%s+%d+\t>>> output:\n%s+%d+\tout\n%s+%d+\t>>> output:\n%s+%d+\tfive$", r.content)
     end)
 
     it("read_file (the tool) shows a notebook as its cells, pages through them, and attaches its images", function()

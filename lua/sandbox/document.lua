@@ -130,14 +130,23 @@ local function joined(v)
   return concat(out)
 end
 
+-- A cell's execution count: a whole number a model can be shown (a hostile
+-- notebook's 1e300 or 2.5 is not one: nil, or its floor).
+local function count(v)
+  if type(v) ~= "number" or not (v >= -2 ^ 53 and v <= 2 ^ 53) then return nil end
+  return math.floor(v)
+end
+
 -- ANSI colours of tracebacks: not for a model's eyes.
 local function plain(s) return (s:gsub("\27%[[%d;]*[A-Za-z]", "")) end
 
 -- One output's parts: its text (stream, text/plain, an error's traceback),
 -- its image, or a note naming what is not shown.
 local function output_parts(path, o, opts)
-  local kind = o.output_type
-  if kind == "stream" then return { { type = "text", name = o.name, text = joined(o.text) } } end
+  local kind = type(o.output_type) == "string" and o.output_type or nil -- a name, or none to show
+  if kind == "stream" then
+    return { { type = "text", name = type(o.name) == "string" and o.name or nil, text = joined(o.text) } }
+  end
   if kind == "error" then
     local tb = {}
     for i, l in ipairs(type(o.traceback) == "table" and o.traceback or {}) do tb[i] = plain(joined(l)) end
@@ -182,7 +191,7 @@ local function notebook(path, data, opts)
       end
     end
     cells[i] = { type = "cell", index = i, cell_type = type(c.cell_type) == "string" and c.cell_type or "raw",
-                 source = joined(c.source), execution_count = type(c.execution_count) == "number" and math.floor(c.execution_count) or nil,
+                 source = joined(c.source), execution_count = count(c.execution_count),
                  outputs = outs }
   end
   return cells
