@@ -83,7 +83,7 @@ local function page(n, text) return { type = "page", page = n, pages = 3, text =
 for _, be in ipairs(backends.list) do
   describe(be.name .. ": PDF and Office documents", function()
     local files = {}
-    for _, f in ipairs { "report.docx", "deck.pptx", "inline.xlsx", "shared.xlsx", "long.xlsx", "paper.pdf" } do
+    for _, f in ipairs { "report.docx", "deck.pptx", "inline.xlsx", "shared.xlsx", "long.xlsx", "rows.xlsx", "paper.pdf" } do
       files[f] = read(dir .. "/" .. f)
     end
     for _, f in ipairs { "notes.docx", "talk.pptx", "counts.xlsx" } do files["lo-" .. f] = read(LO_DIR .. "/" .. f) end
@@ -146,6 +146,16 @@ for _, be in ipairs(backends.list) do
       assert.equal("EACCES", select(3, new { rules = { deny = { "*.pdf" } } }:read_document("paper.pdf")))
       assert.equal("EACCES", select(3, new { extensions = { read = { ".txt" } } }:read_document("report.docx")))
       assert.equal("EFBIG", select(3, new { max_read_bytes = 1000 }:read_document("deck.pptx")))
+    end)
+
+    it("numbers a sheet's row that has no number a sheet can have (2^64 - 1, -1, 0, 1048577, 1x) as the row after the last", function()
+      local sb = new()
+      local rows = {}
+      for i, r in ipairs(assert(sb:read_document("rows.xlsx"))[1].rows) do rows[i] = { r.row, r.cells[1] } end
+      assert.same({ { 1, "r1" }, { 2, "r2" }, { 3, "r3" }, { 4, "r4" }, { 5, "r5" }, { 6, "r6" } }, rows)
+      local r = sb:tools().read_file.execute { path = "rows.xlsx" }
+      assert.is_false(r.is_error, r.content)
+      assert.matches("\t2: r2\n", r.content)
     end)
 
     it("read_file (the tool) shows each document as numbered text, PDF pages on request, a page as an image", function()

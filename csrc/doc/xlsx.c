@@ -80,12 +80,25 @@ static size_t column(const char *ref) {
   return c;
 }
 
+/* A row's number: its r attribute where that is one Excel can have
+ * (1 to 1048576, ECMA-376's limit), else the row after the last; never a
+ * number a reader's JSON cannot hold (strtoul took "-1" and 10^20 too). */
+#define XLSX_MAX_ROW 1048576u
+static size_t row_number(const char *r, size_t prev) {
+  size_t n = 0;
+  if (r && *r) {
+    for (; *r >= '0' && *r <= '9' && n <= XLSX_MAX_ROW; r++) n = n * 10 + (size_t)(*r - '0');
+    if (*r == '\0' && n >= 1 && n <= XLSX_MAX_ROW) return n;
+  }
+  return prev < XLSX_MAX_ROW ? prev + 1 : XLSX_MAX_ROW;
+}
+
 static void c_start(void *u, const char *name, const char **attrs) {
   sheet_state *st = u;
   const char *l = doc_xml_local(name);
   if (strcmp(l, "row") == 0) {
     const char *r = doc_xml_attr(attrs, "r");
-    st->row = r ? strtoul(r, NULL, 10) : st->row + 1;
+    st->row = row_number(r, st->row);
     st->next_col = 1, st->cols = 0;
     doc_buf_clear(&st->cells);
   } else if (strcmp(l, "c") == 0) {

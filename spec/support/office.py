@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Documents made by real writers for spec/office_spec.lua, into DIR:
-python-docx (report.docx), openpyxl (inline.xlsx, long.xlsx), XlsxWriter
+python-docx (report.docx), openpyxl (inline.xlsx, long.xlsx, rows.xlsx), XlsxWriter
 (shared.xlsx: shared strings, a formula's cached value), pycairo's PDF
 surface (three pages, the second without text), and hostile files: a zip
 bomb (1 GiB of XML in 1 MB), a PDF whose objects are one endless chain of
@@ -36,6 +36,23 @@ ws = wb.active
 for i in range(1, 1501):
     ws.cell(row=i, column=1, value=f"row {i}")
 wb.save(f"{d}/long.xlsx")
+
+# rows.xlsx: openpyxl's, its rows' numbers then made ones no sheet can have
+# (2^64 - 1, -1, 0, past Excel's 1048576, not a number)
+wb = openpyxl.Workbook()
+for i in range(1, 7):
+    wb.active.cell(row=i, column=1, value=f"r{i}")
+wb.save(f"{d}/rows.xlsx")
+with zipfile.ZipFile(f"{d}/rows.xlsx") as z:
+    parts = {i: z.read(i) for i in z.namelist()}
+sheet = parts["xl/worksheets/sheet1.xml"]
+for i, bad in enumerate(["18446744073709551615", "-1", "0", "1048577", "1x"], start=2):
+    assert f'<row r="{i}"'.encode() in sheet
+    sheet = sheet.replace(f'<row r="{i}"'.encode(), f'<row r="{bad}"'.encode())
+parts["xl/worksheets/sheet1.xml"] = sheet
+with zipfile.ZipFile(f"{d}/rows.xlsx", "w", zipfile.ZIP_DEFLATED) as z:
+    for name, data in parts.items():
+        z.writestr(name, data)
 
 wb = xlsxwriter.Workbook(f"{d}/shared.xlsx")
 ws = wb.add_worksheet("Shared")
