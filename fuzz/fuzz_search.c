@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/find.h"
 #include "search/ignore.h"
 #include "search/matcher.h"
 
@@ -138,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t m = n ? (unsigned char)d[0] % 8 : 0;
     if (m + 1 > n) return 0;
     check_find(d + 1 + m, n - 1 - m, d + 1, m);
-    size_t run = n ? 1 + (unsigned char)d[0] % SB_MATCH_DIGITS_MAX : 1;
+    size_t run = n ? 1 + (unsigned char)d[0] % SB_FIND_DIGITS_MAX : 1;
     if (sb_find_digits(d, n, run) != digits_ref(d, n, run)) __builtin_trap();
     break;
   }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "search/find.h"
 #include "search/search_impl.h"
 #include "plat/bytes.h"
 

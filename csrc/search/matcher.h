@@ -14,10 +14,11 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "search/find.h"
 
 #define SB_MATCH_PRE_MAX 64 /* bytes of a required literal kept */
 #define SB_MATCH_DIGITS_MIN 3 /* a shorter required run of digits is too common to look for */
-#define SB_MATCH_DIGITS_MAX 32
+#define SB_MATCH_DIGITS_MAX SB_FIND_DIGITS_MAX
 
 typedef struct sb_matcher {
   bool literal; /* fixed string, case-sensitive: memmem only */
@@ -62,17 +63,6 @@ typedef bool (*sb_match_fn)(void *ud, size_t start, size_t end);
  * depend on that byte (a NUL, like the newline after each line, gives the
  * interpreter's answer). */
 int sb_matcher_scan(const sb_matcher *m, sb_mstate *st, const char *buf, size_t len, sb_match_fn fn, void *ud);
-
-/* The first needle nd[0, m) in h[0, n), or NULL (memmem, but looking
- * for the needle's two rarest bytes 16 positions at a time). */
-const char *sb_find(const char *h, size_t n, const char *nd, size_t m);
-
-/* Newlines in p[0, n). */
-size_t sb_count_newlines(const char *p, size_t n);
-
-/* The first run of `run` ASCII digits in h[0, n), or NULL; run is 1 to
- * SB_MATCH_DIGITS_MAX. */
-const char *sb_find_digits(const char *h, size_t n, size_t run);
 
 /* The literal that every match of a PCRE2 pattern must contain (longest run
  * of plain characters outside groups, classes and optional repeats), or 0

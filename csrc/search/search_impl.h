@@ -1,5 +1,6 @@
-/* What the search's files share (search.c: results and the walks; rules.c:
- * what a walk leaves out; grep_job.c: the work on one file). Private. */
+/* What the search's files share (search.c: results, glob and snapshot;
+ * grep.c: the grep walk; rules.c: what a walk leaves out; grep_job.c: the
+ * work on one file). Private. */
 #ifndef SB_SEARCH_IMPL_H
 #define SB_SEARCH_IMPL_H
 
@@ -23,6 +24,24 @@ static inline bool sb_search_oom(sb_search *s) {
   sb_fail_oom(s->e);
   s->failed = true;
   return false;
+}
+
+/* search.c: a record joins the results (false: out of memory, failed) */
+bool sb_search_add_rec(sb_search *s, const char *path, size_t plen, const rec *h, const char *text);
+
+/* One more entry looked at: false once a search has looked at MAX_VISITS
+ * (it stops, truncated). */
+static inline bool sb_search_visit(sb_search *s) {
+  if (++s->visits <= MAX_VISITS) return true;
+  s->truncated = true;
+  return false;
+}
+
+/* Does the policy let the search see this entry? */
+static inline bool sb_search_visible(const sb_search *s, const char *rel, size_t rlen, int type) {
+  const sb_policy *pol = s->fs->policy;
+  if (!pol->deny.n && !pol->has_allow) return true;
+  return sb_policy_visible(pol, rel, rlen, type == SB_T_DIR ? SB_KIND_DIR : SB_KIND_FILE);
 }
 
 /* rules.c: the rules of the directories above the start; a directory's
