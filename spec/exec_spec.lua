@@ -638,6 +638,10 @@ describe("a command's cgroup leaf", function()
       assert.matches("clone3%(%{flags=[^}]*CLONE_INTO_CGROUP", born)
       assert.is_nil(born:match('write%(%d+, "0", 1%)'), born)
       assert.is_nil(joined:match("CLONE_INTO_CGROUP"), joined)
+      -- one clone into the leaf a command: no child made only to try it
+      -- (the first command itself says that it runs)
+      local _, into = born:gsub("CLONE_INTO_CGROUP", "")
+      assert.equal(case[2], into, born)
     end)
   end
 end)

@@ -122,14 +122,15 @@ sb_proc *sb_local_start(sb_runner *r, sb_cmd *cmd, sb_err *e) {
     fds[5] = high_fd(fds[5]);
   }
   if (!sb_cmdtree_create(&p->tree, req.cgroup_procs_fds, &req.cgroup_into_fd, e)) goto fail;
-  if (req.cgroup_into_fd >= 0 && !req.no_clone3 && lr->born_in_leaf == 0) /* once per sandbox */
-    lr->born_in_leaf = sb_spawn_born_in_works(req.cgroup_into_fd, lr->stack) ? 1 : -1;
   req.no_clone3 |= lr->born_in_leaf < 0;
+  req.born_unverified = lr->born_in_leaf == 0;
   req.stdin_fd = want_in || inherit ? fds[0] : lr->devnull;
   req.stdout_fd = fds[3];
   req.stderr_fd = fds[5];
   sb_spawn_res res;
-  if (sb_spawn(&req, &res) != 0) {
+  int spawned = sb_spawn(&req, &res);
+  if (res.born_in) lr->born_in_leaf = (signed char)res.born_in; /* once per sandbox */
+  if (spawned != 0) {
     sb_cmdtree_remove(&p->tree);
     spawn_error(e, &res, req.file);
     goto fail;

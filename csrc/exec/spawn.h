@@ -36,6 +36,7 @@ typedef struct sb_spawn_req {
   bool no_pidfd; /* test switch: spawn without CLONE_PIDFD */
   bool no_close_range; /* test switch: the child closes the host's fds one by one */
   bool no_clone3; /* test switch: clone and join by write, as where clone3 is refused */
+  bool born_unverified; /* no child born in a leaf has run yet: the first says it runs (see born_in) */
   struct sb_zygote *zygote; /* spawn through it when it takes the request (exec/zygote.h); NULL = directly */
 } sb_spawn_req;
 
@@ -46,18 +47,13 @@ typedef struct sb_spawn_res {
   int pidfd; /* -1 when spawned without one */
   int err; /* errno of a failed step (0 = the command runs) */
   const char *step; /* which step failed: "exec", "cwd", "landlock", ... */
+  int born_in; /* with born_unverified: 1 the child born in its leaf ran, -1 the kernel killed it at
+                  birth (then it was spawned again, joining by write), 0 not tried */
 } sb_spawn_res;
 
 /* Returns 0 with res->pid set, or -1 with res->err/step (the child, if one
  * was created, is already reaped). Async-signal-safe in the child. */
 int sb_spawn(const sb_spawn_req *req, sb_spawn_res *res);
-
-/* Is a child born in the cgroup v2 directory cgroup_fd by clone3 left
- * alone there? Tried once (a child that exits at once): a kernel that
- * remembers a kill of the cgroup or of the caller's own (see
- * confine/cgroup.c) kills it, and then every command born there. `stack`
- * as in sb_spawn_req. */
-bool sb_spawn_born_in_works(int cgroup_fd, void *stack);
 
 /* Reap the exited child without blocking: 1 reaped (status as for waitpid),
  * 0 still running, -1 error. */

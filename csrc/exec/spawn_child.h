@@ -23,7 +23,8 @@ enum {
   SB_SP_CLONE,
   SB_SP_ZYGOTE, /* the zygote could not take its layers' setup */
   SB_SP_CONFINE = 100, /* + the confinement's own step (confine/child.h) */
-  SB_SP_COMMAND = 1000 /* not a failure: the command's pid */
+  SB_SP_COMMAND = 1000, /* not a failure: the command's pid */
+  SB_SP_BORN /* not a failure: a child born in its leaf runs (the first such of a sandbox says so) */
 };
 
 /* What a child says through the error pipe (EOF: the command runs). */
