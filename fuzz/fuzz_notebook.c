@@ -4,14 +4,17 @@
  * Invariant: any bytes give parts or nil, message, code, never a raised
  * error, and every part is a table with a type (a hostile notebook is an
  * error result); a notebook's parts render as read_file shows them
- * (sandbox.tools.documents) without a raised error either. Input: a selector byte (the file name: .ipynb, or an
- * image's or a text's), then the file. */
+ * (sandbox.tools.documents) without a raised error either. A file named
+ * .ipynb is rendered as one only when its bytes are one, as read_file
+ * does (document.kind: a GIF so named is an image). Input: a selector byte
+ * (the file name: .ipynb, or an image's or a text's), then the file. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sandbox.h"
 
@@ -22,16 +25,18 @@ static lua_State *start(void) {
   luaL_openlibs(L);
   /* the Lua layer from the checkout (scripts/fuzz.sh runs at its root) */
   const char *boot = "package.path = 'lua/?.lua;lua/?/init.lua'; package.cpath = ''\n"
-                     "return require('sandbox.document').parts, require('sandbox.tools.documents').text";
+                     "local D = require('sandbox.document')\n"
+                     "return D.parts, require('sandbox.tools.documents').text, D.kind";
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
   lua_pushcfunction(L, luaopen_sandbox_core);
   lua_setfield(L, -2, "sandbox.core");
   lua_pop(L, 2);
-  if (luaL_loadstring(L, boot) != LUA_OK || lua_pcall(L, 0, 2, 0) != LUA_OK) {
+  if (luaL_loadstring(L, boot) != LUA_OK || lua_pcall(L, 0, 3, 0) != LUA_OK) {
     fprintf(stderr, "fuzz_notebook: %s (run it from the checkout's root)\n", lua_tostring(L, -1));
     abort();
   }
+  lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.kind");
   lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.text");
   lua_setfield(L, LUA_REGISTRYINDEX, "fuzz.parts");
   return L;
@@ -62,7 +67,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       lua_pop(L, 2);
     }
     lua_pop(L, 1);
-    if (data[0] % 5 < 3) { /* a notebook: as read_file shows it */
+    lua_getfield(L, LUA_REGISTRYINDEX, "fuzz.kind");
+    lua_pushstring(L, names[data[0] % 5]);
+    lua_pushlstring(L, (const char *)data + 1, size - 1);
+    CHECK(lua_pcall(L, 2, 1, 0) == LUA_OK);
+    int is_notebook = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "notebook") == 0;
+    lua_pop(L, 1);
+    if (is_notebook) { /* as read_file shows it */
       lua_getfield(L, LUA_REGISTRYINDEX, "fuzz.text");
       lua_pushstring(L, "x.ipynb");
       lua_pushstring(L, "notebook");

@@ -22,7 +22,7 @@ for bin in "$@"; do
     [ -n "${SANDBOX_TEST_COUNTS:-}" ] && echo "1 0" >>"$SANDBOX_TEST_COUNTS"
   else
     echo "fuzz $name: FINDING (exit $rc), log $log:"
-    grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$log" | head -n 20
+    grep -E 'ERROR|invariant|raised|SUMMARY|Test unit written' "$log" | head -n 20
     [ -n "${SANDBOX_TEST_COUNTS:-}" ] && echo "0 1" >>"$SANDBOX_TEST_COUNTS"
     fails=$((fails + 1))
   fi

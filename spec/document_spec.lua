@@ -92,6 +92,7 @@ for _, be in ipairs(backends.list) do
         .. ' {"cell_type": "code", "source": "y", "execution_count": 2.5, "outputs": [{"output_type": "stream",'
         .. ' "name": {}, "text": "out"}, {"output_type": 5, "data": {"text/plain": "five"}}]}]}',
       ["not.ipynb"] = '{"cells": 3}',
+      ["pic.ipynb"] = read(dir .. "/1000x17.gif"), -- an image whatever its name (fuzz_notebook's harness missed it)
       ["big.png"] = read(dir .. "/big.png"),
       ["big.jpg"] = read(dir .. "/big.jpg"),
       ["big.webp"] = read(dir .. "/big.webp"),
@@ -219,6 +220,15 @@ for _, be in ipairs(backends.list) do
       assert.same({ { mime_type = "image/png", data = base64_of(dir .. "/3x2.png") } }, r.images)
       r = t.read_file.execute { path = "nb.ipynb", offset = 2, limit = 2 }
       assert.matches("^     2\t%-%-%- cell 1 %(markdown%)\n     3\t# Title\n%[showing lines 2%-3 of %d+", r.content)
+    end)
+
+    it("a file named .ipynb whose bytes are an image is an image, in read_document and in read_file", function()
+      local sb = new()
+      local parts = assert(sb:read_document("pic.ipynb"))
+      assert.same({ "image", "image/gif", 1000, 17 }, { parts[1].type, parts[1].mime_type, parts[1].width, parts[1].height })
+      local r = sb:tools().read_file.execute { path = "pic.ipynb" }
+      assert.is_false(r.is_error, r.content)
+      assert.equal(("pic.ipynb: a 1000×17 GIF image (%d bytes), attached."):format(#files["pic.ipynb"]), r.content)
     end)
 
     it("read_file (the tool) returns an image as image content, coreutils' base64 of the file", function()
