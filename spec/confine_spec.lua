@@ -511,6 +511,35 @@ describe("confinement", function()
       assert.equal(out, layers(c))
     end)
 
+    it("adds the Landlock rules of the host's own paths while the init builds the view", function()
+      if not hostcan.can("the host's work beside the init's (seen by strace)", hostcan.program("/usr/bin/strace")) then
+        return
+      end
+      local log = os.tmpname()
+      local ok, out = sh.run(([[strace -f -qq -e trace=landlock_add_rule,recvfrom -e signal=none -o %s %s -e '
+        package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+        package.cpath = "%s/?.so;" .. package.cpath
+        local sb = assert(require("sandbox").container { base_dir = "%s" })
+        assert(sb:exec("true"))
+        sb:dispose()']]):format(sh.quote(log), sh.lua(), sh.build, sb.cwd))
+      local trace = sh.read_file(log)
+      os.remove(log)
+      assert.is_true(ok, out)
+      -- only the host adds rules; its first recv waits for the init's report
+      local host = assert(trace:match("(%d+) +landlock_add_rule"), trace)
+      local before, after, waited = 0, 0, false
+      for pid, call in trace:gmatch("(%d+) +([%w_]+)%(") do
+        if pid == host and call == "recvfrom" then
+          waited = true
+        elseif pid == host and call == "landlock_add_rule" then
+          if waited then after = after + 1 else before = before + 1 end
+        end
+      end
+      assert.is_true(waited, trace)
+      -- the system directories' rules (dozens) before; the view's few after
+      assert.is_true(before >= 20 and after <= 10, ("%d rules before the report, %d after"):format(before, after))
+    end)
+
     it("is nil on a sandbox disposed before anything was made", function()
       local s2 = new()
       s2:dispose()

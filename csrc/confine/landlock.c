@@ -116,6 +116,11 @@ int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen) {
     snprintf(why, whylen, "landlock_create_ruleset failed: %s", strerror(errno));
     return -1;
   }
+  return sb_landlock_add(rs, pol, why, whylen);
+}
+
+int sb_landlock_add(int rs, const sb_landlock_policy *pol, char *why, size_t whylen) {
+  uint64_t fs = fs_handled(pol->abi);
   const uint64_t rx = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
   const uint64_t ro = LL_FS_READ_FILE | LL_FS_READ_DIR;
   /* the workspace: everything but creating device nodes or device ioctls */
@@ -124,7 +129,7 @@ int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen) {
       : pol->root_access == SB_LL_ROOT_WO                 ? rw & ~(LL_FS_READ_FILE | LL_FS_EXECUTE)
                                                           : rw;
   const char *what = NULL;
-  if (add_fd(rs, pol->root_fd, root, fs) != 0) what = "the sandbox root";
+  if (pol->root_fd >= 0 && add_fd(rs, pol->root_fd, root, fs) != 0) what = "the sandbox root";
   for (size_t i = 0; !what && i < pol->nview; i++)
     if (pol->view_fds[i] >= 0 && add_fd(rs, pol->view_fds[i], i == 0 ? root : ro, fs) != 0)
       what = "a tree of the mount view";

@@ -16,7 +16,7 @@ enum { SB_LL_ROOT_RW, SB_LL_ROOT_RO, SB_LL_ROOT_WO };
 typedef struct sb_landlock_policy {
   int abi; /* from sb_landlock_abi() */
   bool deny_tcp; /* handle TCP bind/connect (ABI 4+) */
-  int root_fd; /* the root, with root_access */
+  int root_fd; /* the root, with root_access; -1 = none (its rule added apart) */
   int root_access; /* SB_LL_ROOT_* */
   const int *view_fds; /* trees as a skeleton shows them: [0] the root (root_access), */
   size_t nview; /* then read roots (read only); -1 entries skipped */
@@ -38,5 +38,8 @@ int sb_landlock_abi(void);
 
 /* Build the ruleset; returns its fd (O_CLOEXEC) or -1 with why. */
 int sb_landlock_build(const sb_landlock_policy *pol, char *why, size_t whylen);
+/* Add pol's rules to the ruleset rs (one sb_landlock_build made with
+ * pol's abi and deny_tcp): rs, or -1 with why (rs closed). */
+int sb_landlock_add(int rs, const sb_landlock_policy *pol, char *why, size_t whylen);
 
 #endif

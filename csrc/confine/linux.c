@@ -45,6 +45,44 @@ int sb_confine_refresh(sb_confine *c) {
   return -1;
 }
 
+/* The paths commands may read and run: the system directories, then
+ * read_paths (and without a view the CA bundle, read where it is). */
+#define RX_MAX (SB_MAX_READ_PATHS + 16)
+static void rx_paths(const char *rx[RX_MAX], const sb_confine_opts *o, bool view) {
+  size_t n = 0, cap = RX_MAX - 1;
+  for (size_t i = 0; sb_system_rx[i] && n < cap; i++) rx[n++] = sb_system_rx[i];
+  for (size_t i = 0; o->read_paths && o->read_paths[i] && n < cap; i++) rx[n++] = o->read_paths[i];
+  if (!view && o->ca_bundle && n < cap) rx[n++] = o->ca_bundle;
+  rx[n] = NULL;
+}
+
+/* While the init builds the view: the Landlock rules for the host's own
+ * paths (the system directories, read_paths), which do not need it;
+ * setup_landlock adds the view's. A failure leaves no ruleset:
+ * setup_landlock then builds it whole and says why. */
+typedef struct {
+  sb_confine *c;
+  const sb_confine_opts *o;
+} cf_arg;
+
+static void landlock_meanwhile(void *arg) {
+  cf_arg *a = arg;
+  int abi = getenv("SANDBOX_NO_LANDLOCK") ? 0 : sb_landlock_abi();
+  if (abi < 1) return;
+  const char *rx[RX_MAX];
+  rx_paths(rx, a->o, true);
+  sb_landlock_policy pol = {.abi = abi,
+                            .root_fd = -1,
+                            .rx_paths = rx,
+                            .ro_paths = sb_system_ro,
+                            .dev_paths = sb_system_dev,
+                            .tty_fd = -1,
+                            .proc_fd = -1,
+                            .list_fd = -1};
+  char why[200];
+  a->c->ruleset_fd = sb_landlock_build(&pol, why, sizeof why);
+}
+
 /* The sandbox's own namespaces and mount view (confine/ns.c), or without
  * them (namespaces = false, or confine = false) a network namespace alone
  * when outbound traffic is off. */
@@ -66,6 +104,11 @@ static void setup_namespaces(sb_confine *c, const sb_confine_opts *o, bool root)
                     .upper_fd = o->overlay ? o->upper_fd : -1,
                     .work_fd = o->overlay ? o->work_fd : -1,
                     .upper_size = c->upper_size};
+    cf_arg early = {c, o};
+    if (c->ruleset_fd < 0) {
+      v.meanwhile = landlock_meanwhile;
+      v.meanwhile_arg = &early;
+    }
     if (sb_ns_create(&c->ns, &v, c->why, sizeof c->why) != 0) {
       c->refuse = true; /* fail closed: no namespaces, no commands */
       sb_cf_layer(c, "namespaces", false, c->why);
@@ -230,13 +273,8 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
     sb_cf_layer(c, "tmpdir", false, c->why);
     return;
   }
-  /* read_paths join the system directories commands may read and run */
-  const char *rx[SB_MAX_READ_PATHS + 16];
-  size_t n = 0, cap = sizeof rx / sizeof *rx - 1;
-  for (size_t i = 0; sb_system_rx[i] && n < cap; i++) rx[n++] = sb_system_rx[i];
-  for (size_t i = 0; o->read_paths && o->read_paths[i] && n < cap; i++) rx[n++] = o->read_paths[i];
-  if (!view && o->ca_bundle && n < cap) rx[n++] = o->ca_bundle; /* read where it is */
-  rx[n] = NULL;
+  const char *rx[RX_MAX];
+  rx_paths(rx, o, view);
   /* with a mount view, its private trees are new: rules need their fds */
   int fds[5] = {-1, -1, -1, -1, -1}; /* /tmp, /dev/shm, /dev/pts, /proc, / */
   if (view) {
@@ -277,7 +315,15 @@ static void setup_landlock(sb_confine *c, const sb_confine_opts *o) {
                             .tty_fd = fds[2],
                             .proc_fd = fds[3],
                             .list_fd = fds[4]};
-  c->ruleset_fd = view && fds[4] < 0 ? -1 : sb_landlock_build(&pol, c->why, sizeof c->why);
+  if (view && fds[4] < 0) {
+    if (c->ruleset_fd >= 0) close(c->ruleset_fd);
+    c->ruleset_fd = -1;
+  } else if (c->ruleset_fd >= 0) { /* the host's own paths are in already (landlock_meanwhile) */
+    pol.rx_paths = pol.ro_paths = pol.dev_paths = NULL;
+    c->ruleset_fd = sb_landlock_add(c->ruleset_fd, &pol, c->why, sizeof c->why);
+  } else {
+    c->ruleset_fd = sb_landlock_build(&pol, c->why, sizeof c->why);
+  }
   for (int i = 0; i < 5; i++)
     if (fds[i] >= 0) close(fds[i]);
   for (size_t i = 0; i < nview; i++)

@@ -59,6 +59,10 @@ typedef struct sb_ns_view {
    * bytes made in the sandbox's own mount namespace: the kernel holds the
    * overlay's writes to max_disk_usage (SB_NS_UPPER hands it to the host) */
   uint64_t upper_size;
+  /* The host's own work while the init builds the view (both cores busy
+   * instead of one waiting), or NULL: it must not need the view. */
+  void (*meanwhile)(void *arg);
+  void *meanwhile_arg;
 } sb_ns_view;
 
 typedef struct sb_ns {
