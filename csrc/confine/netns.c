@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,6 +149,39 @@ int sb_netns_new_fd(void) {
   if (stack != MAP_FAILED) munmap(stack, stack_size);
   if (!nfds || err) return errno = err ? err : EIO, -1;
   return fd;
+}
+
+/* sb_netns_new_fd on a thread of its own (see netns.h). */
+static void *net_main(void *arg) {
+  sb_netns_job *j = arg;
+  j->fd = sb_netns_new_fd();
+  j->err = errno;
+  return NULL;
+}
+
+void sb_netns_job_start(sb_netns_job *j) {
+  j->fd = -1;
+  j->err = 0;
+  pthread_attr_t attr;
+  sigset_t all, old;
+  sigfillset(&all);
+  /* the thread takes none of the host's signals: they stay on its own threads */
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  j->live = pthread_attr_init(&attr) == 0;
+  if (j->live) {
+    pthread_attr_setstacksize(&attr, 256 * 1024); /* its clone has a stack of its own */
+    j->live = pthread_create(&j->th, &attr, net_main, j) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!j->live) net_main(j);
+}
+
+int sb_netns_job_finish(sb_netns_job *j) {
+  if (j->live) pthread_join(j->th, NULL);
+  j->live = false;
+  errno = j->err;
+  return j->fd;
 }
 
 void sb_netns_close(sb_netns *ns) {

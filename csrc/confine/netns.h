@@ -7,6 +7,7 @@
 #ifndef SB_CONFINE_NETNS_H
 #define SB_CONFINE_NETNS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,6 +24,17 @@ int sb_netns_create(sb_netns *ns, bool with_userns, char *why, size_t whylen);
  * errno: made by a child that shares our memory (the cost does not grow
  * with the host's heap); as root, which then owns it. */
 int sb_netns_new_fd(void);
+/* sb_netns_new_fd on a short-lived thread: the clone that makes the
+ * namespace blocks its caller 0.7-6 ms here, and the host has work of its
+ * own meanwhile (confine/ns.c). Start never fails (without a thread the
+ * namespace is made at once); finish joins: the fd, or -1 with errno. */
+typedef struct sb_netns_job {
+  pthread_t th;
+  bool live;
+  int fd, err;
+} sb_netns_job;
+void sb_netns_job_start(sb_netns_job *j);
+int sb_netns_job_finish(sb_netns_job *j);
 /* In a child inside a new network namespace: bring `lo` up. 0 or -1. */
 int sb_netns_loopback_up(void);
 void sb_netns_close(sb_netns *ns);

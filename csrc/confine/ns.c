@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -314,50 +313,6 @@ static int ask(int ctl, const sb_ns_msg *m, int infd) {
   return sb_send_fds(ctl, m, sizeof *m, &infd, infd >= 0 ? 1 : 0) == 0 ? 0 : (errno = EIO, -1);
 }
 
-/* The network namespace made on a thread of its own: the kernel takes
- * 0.7-6 ms to make one here (in the clone that makes it, which blocks its
- * caller), and the host has work of its own (v->meanwhile) while the init
- * builds the view. */
-typedef struct {
-  pthread_t th;
-  bool live;
-  int fd, err;
-} net_job;
-
-static void *net_main(void *arg) {
-  net_job *j = arg;
-  j->fd = sb_netns_new_fd();
-  j->err = errno;
-  return NULL;
-}
-
-/* Start the job (on failure: the namespace made now, on this thread). */
-static void net_start(net_job *j) {
-  j->fd = -1;
-  j->err = 0;
-  pthread_attr_t attr;
-  sigset_t all, old;
-  sigfillset(&all);
-  /* the thread takes none of the host's signals: they stay on its own threads */
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  j->live = pthread_attr_init(&attr) == 0;
-  if (j->live) {
-    pthread_attr_setstacksize(&attr, 256 * 1024); /* the clone below has its own */
-    j->live = pthread_create(&j->th, &attr, net_main, j) == 0;
-    pthread_attr_destroy(&attr);
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (!j->live) net_main(j);
-}
-
-/* The namespace's fd, or -1 with errno. */
-static int net_finish(net_job *j) {
-  if (j->live) pthread_join(j->th, NULL);
-  j->live = false;
-  errno = j->err;
-  return j->fd;
-}
-
 /* SB_NS_NETJOIN for the init, with the network namespace it joins (or -1:
  * it makes one). Sent while the init still builds the view: it reads it
  * after its report, so no round trip waits for it. */
@@ -422,11 +377,11 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
     goto out;
   }
   /* SANDBOX_NETNS_IN_INIT: the init makes it after the view (test switch) */
-  net_job job = {.live = false, .fd = -1};
+  sb_netns_job job;
   bool net_here = a->net_later && !getenv("SANDBOX_NETNS_IN_INIT");
-  if (net_here) net_start(&job);
+  if (net_here) sb_netns_job_start(&job);
   if (v->meanwhile) v->meanwhile(v->meanwhile_arg);
-  if (net_here) netfd = net_finish(&job);
+  if (net_here) netfd = sb_netns_job_finish(&job);
   if (a->net_later && ask_netjoin(ctl[0], netfd) != 0) {
     snprintf(why, whylen, "namespaces: cannot hand the init its network namespace (%s)", strerror(errno));
     goto out;
