@@ -21,6 +21,26 @@ end
 
 local read = sh.read_file
 
+-- Whether process pid's readable memory holds the string secret (regions
+-- up to 64 MiB), and how many bytes could be read.
+local function memory_holds(pid, secret)
+  local mem, found, scanned = io.open("/proc/" .. pid .. "/mem", "rb"), false, 0
+  if not mem then return false, 0 end
+  for line in io.lines("/proc/" .. pid .. "/maps") do
+    local from, to, perm = line:match("^(%x+)%-(%x+) (%S+)")
+    from, to = tonumber(from, 16), tonumber(to, 16)
+    if perm:sub(1, 1) == "r" and to - from <= 64 * 1024 * 1024 and mem:seek("set", from) then
+      local bytes = mem:read(to - from)
+      if bytes then
+        scanned = scanned + #bytes
+        found = found or bytes:find(secret, 1, true) ~= nil
+      end
+    end
+  end
+  mem:close()
+  return found, scanned
+end
+
 local caps = sandbox.capabilities()
 
 local without_layers = require("support.host").without_layers("the confinement of commands is Linux's namespaces, Landlock, seccomp and cgroups")
@@ -115,6 +135,23 @@ describe("confinement", function()
       assert.is_nil((r.stdout .. r.stderr):find("PATH=", 1, true))
       assert.matches("sandbox%-init", r.stdout) -- pid 1, the sandbox's init, without the host's command line
       assert.is_nil(r.stdout:find("busted", 1, true))
+    end)
+
+    -- A fork of the host (as the init once was) keeps a copy of every page
+    -- the host had, its secrets with them, for the sandbox's life.
+    it("its init is a program of its own: no byte, mapping or page of the host's", function()
+      local secret = "init-must-not-hold-" .. procs.marker() -- a string of the host's heap
+      local box = new()
+      local pid = box.confinement.namespaces.init
+      assert.equal("/memfd:sandbox-init (deleted)", sh.lines(("readlink /proc/%d/exe"):format(pid))[1])
+      local maps = assert(read(("/proc/%d/maps"):format(pid)))
+      assert.is_nil(maps:find("lua", 1, true), maps) -- not the interpreter, not its libraries
+      assert.is_nil(maps:find("core.so", 1, true), maps)
+      local found, scanned = memory_holds(pid, secret)
+      box:dispose()
+      if scanned == 0 then return hostcan.note("the init's memory", "this host lets no process read another's") end
+      assert.is_false(found, "the host's secret is in the init's memory")
+      assert.is_truthy(secret) -- held until here
     end)
 
     it("cannot create device nodes in the root", function()
@@ -389,19 +426,7 @@ describe("confinement", function()
       assert.equal(1, #z)
       assert.equal("sandbox-spawn\0", read("/proc/" .. z[1] .. "/cmdline"))
       assert.equal("", read("/proc/" .. z[1] .. "/environ"))
-      local mem, found, scanned = assert(io.open("/proc/" .. z[1] .. "/mem", "rb")), false, 0
-      for line in io.lines("/proc/" .. z[1] .. "/maps") do
-        local from, to, perm = line:match("^(%x+)%-(%x+) (%S+)")
-        from, to = tonumber(from, 16), tonumber(to, 16)
-        if perm:sub(1, 1) == "r" and to - from <= 64 * 1024 * 1024 and mem:seek("set", from) then
-          local bytes = mem:read(to - from)
-          if bytes then
-            scanned = scanned + #bytes
-            found = found or bytes:find(secret, 1, true) ~= nil
-          end
-        end
-      end
-      mem:close()
+      local found, scanned = memory_holds(z[1], secret)
       assert.is_true(scanned > 0)
       assert.is_false(found)
       assert.is_truthy(secret) -- held until here

@@ -302,4 +302,16 @@ describe("isolation fails closed", function()
     assert.matches("namespaces: cannot create the sandbox's namespaces", out[2])
     assert.matches("confine = {namespaces = false}", out[2])
   end)
+
+  -- the init is a program run from a memfd: where such an exec is refused,
+  -- no init, no namespaces, and the command is refused with the reason
+  it("where a program cannot be run from a memfd (the sysctl vm.memfd_noexec = 2)", function()
+    local out = script(false, "execveat", "true")
+    assert.equal("true", table.remove(out, 1):match("^%a+"), "namespaces can be made here")
+    assert.equal("ENOTSUP", out[1])
+    assert.matches("namespaces: cannot start the sandbox's init %(Permission denied%)", out[2])
+    assert.matches("vm.memfd_noexec", out[2])
+    assert.matches("confine = {namespaces = false}", out[2])
+    assert.equal("false", out[3]:match("^%a+"))
+  end)
 end)

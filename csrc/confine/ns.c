@@ -1,10 +1,12 @@
-/* The sandbox's namespaces and their init (see ns.h); the view itself is
+/* The sandbox's namespaces and the host's side of their init (see ns.h):
+ * the init is a program of its own (csrc/init/main.c), the view it builds
  * confine/view.c. */
 #include "confine/ns.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -28,107 +29,87 @@
 
 #define STACK_SIZE (256 * 1024)
 
-/* ---- in the init: system calls only ------------------------------------------ */
+/* ---- starting the init ---------------------------------------------------------- */
 
-/* The host's first request when the network namespace comes after the
- * view: join the one it sends, or make one (none came); answered, then the
- * init serves as usual. -1: the init must end (it is still in the host's
- * network namespace then; the host fails the sandbox). */
-CHILD static int join_net(init_arg *a) {
-  int fd = -1, nfds = 0;
-  ssize_t n = sb_recv_fds(a->ctl, &a->msg, sizeof a->msg, &fd, 1, &nfds);
-  sb_ns_answer ans = {EPROTO};
-  if (n == (ssize_t)sizeof a->msg && a->msg.op == SB_NS_NETJOIN) {
-    errno = EIO;
-    int r = nfds ? setns(fd, CLONE_NEWNET) : unshare(CLONE_NEWNET) == 0 ? sb_netns_loopback_up() : -1;
-    ans.err = r == 0 ? 0 : errno;
-  }
-  if (nfds) close(fd);
-  return send(a->ctl, &ans, sizeof ans, MSG_NOSIGNAL) == (ssize_t)sizeof ans && !ans.err ? 0 : -1;
+/* The init program's bytes (confine/init_program.c). */
+extern const unsigned char sb_init_program[], sb_init_program_end[];
+
+typedef struct start_arg {
+  int prog, ctl, go_r, arg;
+  int err; /* set by the child when it cannot exec (it shares our memory) */
+} start_arg;
+
+/* Our capabilities carried across the exec as ambient ones: with a user
+ * namespace the exec comes before the host maps our ids, so the kernel
+ * does not see root in us then and would drop them (and a root host with
+ * SECBIT_NOROOT would too). */
+CHILD static int keep_caps(void) {
+  sb_cap_header h = {SB_CAP_VERSION_3, 0};
+  sb_cap_data d[2];
+  if (syscall(SYS_capget, &h, d) != 0) return -1;
+  d[0].inheritable = d[0].permitted;
+  d[1].inheritable = d[1].permitted;
+  if (syscall(SYS_capset, &h, d) != 0) return -1;
+  for (int cap = 0; cap < 64; cap++)
+    if (cap < 32 ? d[0].permitted >> cap & 1 : d[1].permitted >> (cap - 32) & 1)
+      if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) return -1;
+  return 0;
 }
 
-/* The host's requests, one at a time; the answer carries an fd for
- * SB_NS_CLONE. */
-CHILD static void serve(init_arg *a) {
-  ssize_t n = recv(a->ctl, &a->msg, sizeof a->msg, MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) { /* the host is gone or done */
-    close(a->ctl);
-    a->ctl = -1;
-    return;
-  }
-  if (n < 0) return;
-  sb_ns_answer ans = {EINVAL};
-  int fd = -1;
-  if ((size_t)n == sizeof a->msg) {
-    a->msg.path[sizeof a->msg.path - 1] = a->msg.target[sizeof a->msg.target - 1] = '\0';
-    ans.err = sb_view_request(a, &a->msg, &fd);
-  }
-  sb_send_fds(a->ctl, &ans, sizeof ans, &fd, fd >= 0 ? 1 : 0);
-  if (fd >= 0) close(fd);
-}
-
-CHILD static int init_main(void *arg) {
-  init_arg *a = arg;
-  /* a copy of the host: keep nothing of it but the go pipe and our end of
-   * the control socket (the report goes there too) */
-  sb_child_close_fds(a->go_r, a->ctl);
-  for (int t = 0; t < SB_VIEW_TREES; t++) a->tree_fd[t] = a->real_fd[t] = a->skel_fd[t] = -1;
-  a->clone_fd = a->upper_fd = -1;
+/* The vfork-style child, already in the new namespaces: our three fds in
+ * the init's places, nothing else of ours, the program from its memfd. */
+CHILD static int start_main(void *arg) {
+  start_arg *s = arg;
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < _NSIG; sig++)
+  for (int sig = 1; sig < _NSIG; sig++) /* no handler of the host's may run here */
     if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_SETMASK, &chld, NULL); /* waited for below */
-  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* the namespace dies with the host */
-  /* the copy still carries the host's command line and environment, which
-   * /proc/1 would show to commands: blank them, name the process */
-  if (a->arg_end > a->arg_start) {
-    static const char name[] = "sandbox-init";
-    char *q = (char *)a->arg_start;
-    size_t n = a->arg_end - a->arg_start;
-    for (size_t i = 0; i < n; i++) q[i] = i < sizeof name ? name[i] : '\0';
+  /* above the places first (one may be there), then into them, open across
+   * the exec (dup2 onto itself would keep close-on-exec); the program at
+   * the next place, closed by its exec */
+  int hi = SB_INIT_PROG_FD + 1;
+  int prog = fcntl(s->prog, F_DUPFD_CLOEXEC, hi), ctl = fcntl(s->ctl, F_DUPFD_CLOEXEC, hi),
+      go = fcntl(s->go_r, F_DUPFD_CLOEXEC, hi), ia = fcntl(s->arg, F_DUPFD_CLOEXEC, hi);
+  if (prog < 0 || ctl < 0 || go < 0 || ia < 0 || dup2(ctl, SB_INIT_CTL_FD) < 0 || dup2(go, SB_INIT_GO_FD) < 0 ||
+      dup2(ia, SB_INIT_ARG_FD) < 0 || dup3(prog, SB_INIT_PROG_FD, O_CLOEXEC) < 0 || keep_caps() != 0) {
+    s->err = errno ? errno : EIO;
+    _exit(127);
   }
-  if (a->env_end > a->env_start)
-    for (char *p = (char *)a->env_start; p < (char *)a->env_end; p++) *p = '\0';
-  prctl(PR_SET_NAME, "sandbox-init", 0, 0, 0);
-  /* We hold the real trees under the view's masks. No command reaches our
-   * fds, root or memory through /proc/1: that takes ptrace access, which a
-   * process holding fewer capabilities than we do never has (commands hold
-   * none). We stay dumpable: the host joins our namespaces through our
-   * pidfd, which needs the same access. */
-  char go;
-  errno = 0;
-  if (read(a->go_r, &go, 1) != 1) sb_view_fail(a, ST_GO, NULL); /* uid maps written (or the host is gone) */
-  close(a->go_r);
-  if (sethostname("sandbox", 7) != 0) sb_view_fail(a, ST_HOSTNAME, NULL);
-  if (a->network && !a->net_later && sb_netns_loopback_up() != 0) sb_view_fail(a, ST_LOOPBACK, "lo");
-  sb_view_build(a);
-  a->rep.err = 0;
-  if (send(a->ctl, &a->rep, sizeof a->rep, MSG_NOSIGNAL) != (ssize_t)sizeof a->rep) _exit(1);
-  if (a->net_later && join_net(a) != 0) _exit(1);
-  /* pid 1: reap whatever is orphaned into the namespace, at once, and keep
-   * the view for the host */
-  int sig = (int)syscall(SYS_signalfd4, -1, &chld, sizeof(uint64_t), SFD_CLOEXEC | SFD_NONBLOCK);
-  for (;;) {
-    while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {}
-    if (sig < 0) { /* no signalfd: no keeper either */
-      siginfo_t si;
-      sigwaitinfo(&chld, &si);
-      continue;
-    }
-    struct pollfd p[2] = {{.fd = sig, .events = POLLIN}, {.fd = a->ctl, .events = POLLIN}};
-    if (poll(p, a->ctl >= 0 ? 2 : 1, -1) < 0) continue;
-    if (p[0].revents) {
-      struct signalfd_siginfo si;
-      while (read(sig, &si, sizeof si) > 0) {}
-    }
-    if (a->ctl >= 0 && p[1].revents) serve(a);
-  }
+  /* nothing else of ours */
+  if (sb_close_range(SB_INIT_PROG_FD + 1, ~0U) != 0)
+    for (int fd = SB_INIT_PROG_FD + 1, limit = sb_fd_limit(); fd < limit; fd++) close(fd);
+  char *const argv[] = {"sandbox-init", NULL}, *const envp[] = {NULL};
+  fexecve(SB_INIT_PROG_FD, argv, envp);
+  s->err = errno;
+  _exit(127);
 }
+
+/* What the init says failed, for the host's message. */
+const char *const sb_view_step_names[ST_COUNT] = {NULL,
+                                                  "waiting for the host",
+                                                  "setting the host name",
+                                                  "bringing up the loopback",
+                                                  "making mounts private",
+                                                  "mounting a tmpfs",
+                                                  "pivot_root",
+                                                  "mounting the new root",
+                                                  "binding a system directory",
+                                                  "binding /etc",
+                                                  "building /dev",
+                                                  "mounting /dev/pts",
+                                                  "mounting /dev/shm",
+                                                  "mounting /tmp",
+                                                  "mounting /proc",
+                                                  "making /proc/sys read-only",
+                                                  "binding the sandbox root",
+                                                  "checking the bound root",
+                                                  "binding a read-only tree",
+                                                  "switching to the new root",
+                                                  "mounting the overlay",
+                                                  "pinning the way to a tree",
+                                                  "making a tree's skeleton",
+                                                  "opening the view's trees"};
 
 /* ---- on the host --------------------------------------------------------------- */
 
@@ -148,30 +129,6 @@ static int copy_path(char *dst, const char *src, char *why, size_t whylen) {
   }
   memcpy(dst, src, n + 1);
   return 0;
-}
-
-/* Where the host's command line and environment lie (fields 48-51 of
- * /proc/self/stat), to blank them in the init's copy. */
-static void mm_areas(init_arg *a) {
-  char buf[2048];
-  if (sb_read_small(AT_FDCWD, "/proc/self/stat", buf, sizeof buf) <= 0) return;
-  char *p = strrchr(buf, ')'); /* the command name may hold anything */
-  if (!p) return;
-  unsigned long v[53] = {0};
-  int field = 3; /* the state, after ") " */
-  for (p++; *p && field <= 52; field++) {
-    while (*p == ' ') p++;
-    char *end;
-    v[field] = strtoul(p, &end, 10);
-    while (*end && *end != ' ') end++; /* a field that is not a number */
-    p = end;
-  }
-  if (field > 51) {
-    a->arg_start = v[48];
-    a->arg_end = v[49];
-    a->env_start = v[50];
-    a->env_end = v[51];
-  }
 }
 
 /* Fill the init's arguments from the view. */
@@ -223,7 +180,6 @@ static int prepare_overlay(init_arg *a, const sb_ns_view *v, char *why, size_t w
 }
 
 static int prepare(init_arg *a, const sb_ns_view *v, char *why, size_t whylen) {
-  mm_areas(a);
   a->network = v->network;
   a->userns = v->userns;
   /* as root, the network namespace is made beside the init while it builds
@@ -325,10 +281,20 @@ static int ask_netjoin(int ctl, int netfd) {
   return r;
 }
 
+/* The init's arguments in a memfd it maps at its start (zeros: no memset,
+ * whose page faults the host would take). */
+static init_arg *arg_file(int *fd) {
+  *fd = sb_anon_file("sandbox-init-arg");
+  if (*fd < 0) return MAP_FAILED;
+  if (ftruncate(*fd, sizeof(init_arg)) != 0) return MAP_FAILED;
+  return mmap(NULL, sizeof(init_arg), PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+}
+
 int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
   sb_ns_init(ns);
   why[0] = '\0';
-  init_arg *a = mmap(NULL, sizeof *a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int argfd = -1, prog = -1;
+  init_arg *a = arg_file(&argfd);
   void *stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   int go[2] = {-1, -1}, ctl[2] = {-1, -1}, netfd = -1;
   pid_t pid = -1;
@@ -338,16 +304,30 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
     snprintf(why, whylen, "namespaces: %s", strerror(errno));
     goto out;
   }
-  /* a fresh anonymous mapping is zeros: no memset, whose 31 page faults the
-   * host would take and its fork copy */
+  prog = sb_program_file("sandbox-init", sb_init_program, (size_t)(sb_init_program_end - sb_init_program));
+  if (prog < 0) {
+    snprintf(why, whylen,
+             "namespaces: cannot hold the sandbox's init program in a memfd (%s); where the "
+             "sysctl vm.memfd_noexec is 2, set it to 0 or 1, or set confine = {namespaces = false}",
+             strerror(errno));
+    goto out;
+  }
   if (prepare(a, v, why, whylen) != 0) goto out;
-  a->go_r = go[0];
-  a->ctl = ctl[1];
   int flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
       (v->network && !a->net_later ? CLONE_NEWNET : 0) | (v->userns ? CLONE_NEWUSER : 0) | SIGCHLD;
-  pid = clone(init_main, (char *)stack + STACK_SIZE, flags, a);
+  /* The init is exec'd by a child that shares our memory until then (no
+   * copy of the host's page tables, none of its pages shared). Every
+   * signal blocked across the clone, as for a command: the child has the
+   * host's handlers until it resets them. */
+  start_arg sa = {.prog = prog, .ctl = ctl[1], .go_r = go[0], .arg = argfd};
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  pid = clone(start_main, (char *)stack + STACK_SIZE, flags | CLONE_VM | CLONE_VFORK, &sa);
+  int cerr = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (pid < 0) {
-    int e = errno;
+    int e = cerr;
     if (v->userns && (e == EPERM || e == ENOSPC || e == EACCES))
       snprintf(why, whylen,
                "namespaces: user namespaces are refused here (%s): Docker's default "
@@ -361,6 +341,13 @@ int sb_ns_create(sb_ns *ns, const sb_ns_view *v, char *why, size_t whylen) {
                "{namespaces = false} to run commands without them (capabilities dropped, seccomp and "
                "Landlock stay)",
                strerror(e));
+    goto out;
+  }
+  if (sa.err) { /* it ended without running the program (reaped below) */
+    snprintf(why, whylen,
+             "namespaces: cannot start the sandbox's init (%s); where the sysctl vm.memfd_noexec "
+             "is 2, set it to 0 or 1, or set confine = {namespaces = false}",
+             strerror(sa.err));
     goto out;
   }
   close(go[0]);
@@ -434,6 +421,8 @@ out:
   if (netfd >= 0) close(netfd);
   if (stack != MAP_FAILED) munmap(stack, STACK_SIZE);
   if (a != MAP_FAILED) munmap(a, sizeof *a);
+  if (argfd >= 0) close(argfd);
+  if (prog >= 0) close(prog);
   return rc;
 }
 

@@ -1,13 +1,15 @@
 /* What the sandbox's init (confine/ns.c) and the mount view it builds and
  * keeps (confine/view.c, confine/view_keep.c) share. Private to those files.
  *
- * The init is a copy of the host made by clone() while the host may have
- * other threads: it may only make system calls, so everything it needs is
- * prepared here by the host, in one mmap'ed block. */
+ * The init is a program of its own (csrc/init/main.c): everything it
+ * needs the host prepares in one block, an init_arg in a memfd, which the
+ * init maps at its start. The view's code runs in it: system calls only,
+ * nothing the host's libraries would need set up. */
 #ifndef SB_CONFINE_NS_IMPL_H
 #define SB_CONFINE_NS_IMPL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "base/path.h"
@@ -66,9 +68,27 @@ typedef struct sb_ns_answer {
   int err; /* 0, or the errno of the failed step */
 } sb_ns_answer;
 
+/* The init's fds as it starts: the control socket, the go pipe (a byte
+ * once the host has mapped its ids), its arguments (an init_arg); and, in
+ * the child that execs it, the program itself (close-on-exec). */
+#define SB_INIT_CTL_FD 3
+#define SB_INIT_GO_FD 4
+#define SB_INIT_ARG_FD 5
+#define SB_INIT_PROG_FD 6
+
+/* capget/capset's header and data (version 3, two words), declared here:
+ * the init program's libc (musl) has no <linux/capability.h> */
+typedef struct sb_cap_header {
+  uint32_t version;
+  int pid;
+} sb_cap_header;
+typedef struct sb_cap_data {
+  uint32_t effective, permitted, inheritable;
+} sb_cap_data;
+#define SB_CAP_VERSION_3 0x20080522
+
 typedef struct init_arg {
   int go_r, ctl;
-  unsigned long arg_start, arg_end, env_start, env_end; /* the host's, in the copy */
   bool network, userns;
   bool net_later; /* the network namespace comes after the view (SB_NS_NETJOIN) */
   char tmp_opts[96];

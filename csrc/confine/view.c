@@ -30,31 +30,6 @@
 #include "confine/system.h"
 #include "confine/view_impl.h"
 
-const char *const sb_view_step_names[ST_COUNT] = {NULL,
-                                                  "waiting for the host",
-                                                  "setting the host name",
-                                                  "bringing up the loopback",
-                                                  "making mounts private",
-                                                  "mounting a tmpfs",
-                                                  "pivot_root",
-                                                  "mounting the new root",
-                                                  "binding a system directory",
-                                                  "binding /etc",
-                                                  "building /dev",
-                                                  "mounting /dev/pts",
-                                                  "mounting /dev/shm",
-                                                  "mounting /tmp",
-                                                  "mounting /proc",
-                                                  "making /proc/sys read-only",
-                                                  "binding the sandbox root",
-                                                  "checking the bound root",
-                                                  "binding a read-only tree",
-                                                  "switching to the new root",
-                                                  "mounting the overlay",
-                                                  "pinning the way to a tree",
-                                                  "making a tree's skeleton",
-                                                  "opening the view's trees"};
-
 CHILD size_t sb_view_slen(const char *s) {
   size_t n = 0;
   while (s[n]) n++;

@@ -25,10 +25,6 @@
 #include "plat/fd.h"
 #include "plat/proc.h"
 
-#ifndef MFD_EXEC
-#define MFD_EXEC 0x0010U
-#endif
-
 /* The program's bytes (exec/zygote_program.c). */
 extern const unsigned char sb_zygote_program[], sb_zygote_program_end[];
 
@@ -71,24 +67,6 @@ SB_CHILD_FN static int start_main(void *arg) {
    * under it the zygote does not start, and commands are spawned directly) */
   fexecve(prog, argv, envp);
   _exit(127);
-}
-
-/* The program in a memfd (executable: vm.memfd_noexec may say no). */
-static int program_fd(void) {
-  int fd = (int)syscall(SYS_memfd_create, "sandbox-spawn", MFD_CLOEXEC | MFD_EXEC);
-  if (fd < 0 && errno == EINVAL) fd = (int)syscall(SYS_memfd_create, "sandbox-spawn", MFD_CLOEXEC); /* before 6.3 */
-  if (fd < 0) return -1;
-  size_t off = 0, len = (size_t)(sb_zygote_program_end - sb_zygote_program);
-  while (off < len) {
-    ssize_t w = write(fd, sb_zygote_program + off, len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      close(fd);
-      return -1;
-    }
-    off += (size_t)w;
-  }
-  return fd;
 }
 
 /* Wait for the zygote's word (one sb_child_msg). */
@@ -155,7 +133,9 @@ sb_zygote *sb_zygote_new(const sb_confine_steps *s) {
   int sv[2] = {-1, -1}, prog = -1, area_fd = -1, e = 0;
   char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0 ||
-      (prog = program_fd()) < 0 || (area_fd = (int)syscall(SYS_memfd_create, "sandbox-spawn-area", MFD_CLOEXEC)) < 0 ||
+      (prog = sb_program_file("sandbox-spawn", sb_zygote_program,
+                              (size_t)(sb_zygote_program_end - sb_zygote_program))) < 0 ||
+      (area_fd = (int)syscall(SYS_memfd_create, "sandbox-spawn-area", MFD_CLOEXEC)) < 0 ||
       ftruncate(area_fd, SB_ZYGOTE_REGION) != 0 ||
       (z->area = mmap(NULL, SB_ZYGOTE_REGION, PROT_READ | PROT_WRITE, MAP_SHARED, area_fd, 0)) == MAP_FAILED) {
     e = errno;

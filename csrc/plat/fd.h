@@ -88,6 +88,33 @@ static inline int sb_anon_file(const char *name) {
 #endif
 }
 
+#if SB_LINUX
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+/* A program carried as bytes (the zygote, the init), in a memfd to run
+ * with fexecve: executable (vm.memfd_noexec may say no; kernels before 6.3
+ * know no MFD_EXEC and make every memfd executable). */
+static inline int sb_program_file(const char *name, const unsigned char *bytes, size_t len) {
+  int fd = memfd_create(name, MFD_CLOEXEC | MFD_EXEC);
+  if (fd < 0 && errno == EINVAL) fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t off = 0;
+  while (off < len) {
+    ssize_t w = write(fd, bytes + off, len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int err = w < 0 ? errno : EIO;
+      close(fd);
+      errno = err;
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return fd;
+}
+#endif
+
 /* A wake-up counter: its fd turns readable after sb_notify_post. */
 typedef struct sb_notify {
   int rfd, wfd; /* the same eventfd on Linux; a pipe's ends elsewhere */

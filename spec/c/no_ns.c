@@ -2,8 +2,10 @@
  * namespaces (as Docker's default profile does), or with "all" every new
  * namespace, to check that the sandbox fails closed and says why; or, with
  * "i386", one that kills any call made through the i386 ABI (int $0x80), as
- * on a machine where that call faults outside any sandbox (issue 28).
- *   no_ns user|all|i386 <program> [args...] */
+ * on a machine where that call faults outside any sandbox (issue 28); or,
+ * with "execveat", one that refuses every execveat (EACCES), as an exec
+ * from a memfd is where the sysctl vm.memfd_noexec is 2.
+ *   no_ns user|all|i386|execveat <program> [args...] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -24,13 +26,16 @@
 #define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
 #define LD_ARCH BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch))
 
-static int install(struct sock_filter *f, unsigned short n) {
+/* Install the filter, then become the program. */
+static int run_under(struct sock_filter *f, unsigned short n, char **argv) {
   struct sock_fprog p = {n, f};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p) != 0) {
     perror("seccomp");
-    return -1;
+    return 3;
   }
-  return 0;
+  execvp(argv[0], argv);
+  perror("exec");
+  return 127;
 }
 
 int main(int argc, char **argv) {
@@ -42,10 +47,16 @@ int main(int argc, char **argv) {
         RET(SECCOMP_RET_KILL_PROCESS),
         RET(SECCOMP_RET_ALLOW),
     };
-    if (install(f, sizeof f / sizeof *f) != 0) return 3;
-    execvp(argv[2], argv + 2);
-    perror("exec");
-    return 127;
+    return run_under(f, sizeof f / sizeof *f, argv + 2);
+  }
+  if (strcmp(argv[1], "execveat") == 0) {
+    struct sock_filter f[] = {
+        LD_NR,
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
+        RET(SECCOMP_RET_ERRNO | EACCES),
+        RET(SECCOMP_RET_ALLOW),
+    };
+    return run_under(f, sizeof f / sizeof *f, argv + 2);
   }
   unsigned mask = CLONE_NEWUSER;
   if (strcmp(argv[1], "all") == 0)
@@ -61,8 +72,5 @@ int main(int argc, char **argv) {
       RET(SECCOMP_RET_ERRNO | EPERM),
       RET(SECCOMP_RET_ALLOW),
   };
-  if (install(f, sizeof f / sizeof *f) != 0) return 3;
-  execvp(argv[2], argv + 2);
-  perror("exec");
-  return 127;
+  return run_under(f, sizeof f / sizeof *f, argv + 2);
 }
