@@ -1,6 +1,9 @@
 #include "base/child.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -27,6 +30,41 @@ SB_CHILD_FN void sb_child_close_fds_as(int keep1, int keep2, bool one_by_one) {
   if (one_by_one || sb_closefrom(from) != 0)
     for (int fd = from, limit = sb_fd_limit(); fd < limit; fd++) close(fd);
 }
+
+SB_CHILD_FN void sb_child_default_signals(void) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction cur;
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    /* most are at their default already: a look is cheaper than a change */
+    if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) sigaction(sig, &dfl, NULL);
+  }
+}
+
+#if SB_LINUX
+SB_CHILD_FN int sb_child_exec_program(int prog, const int *fds, int n, const char *argv0) {
+  enum { MAX = 8 };
+  if (n < 0 || n > MAX) return errno = EINVAL, -1;
+  /* above the places first (one of ours may be in one), then into them:
+   * dup2 clears close-on-exec, as it must here (dup2 onto itself would not) */
+  int hi = 3 + n + 1, up[MAX], p = fcntl(prog, F_DUPFD_CLOEXEC, hi);
+  if (p < 0) return -1;
+  for (int i = 0; i < n; i++)
+    if ((up[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, hi)) < 0) return -1;
+  for (int i = 0; i < n; i++)
+    if (dup2(up[i], 3 + i) < 0) return -1;
+  if (dup3(p, 3 + n, O_CLOEXEC) < 0) return -1;
+  int from = 3 + n + 1; /* nothing else of ours */
+  if (sb_close_range((unsigned)from, ~0U) != 0 && sb_closefrom(from) != 0)
+    for (int fd = from, limit = sb_fd_limit(); fd < limit; fd++) close(fd);
+  char *const argv[] = {(char *)argv0, NULL}, *const envp[] = {NULL};
+  /* execveat (valgrind 3.19 runs neither it nor an execve of /proc/self/fd/N) */
+  fexecve(3 + n, argv, envp);
+  return -1;
+}
+#endif
 
 SB_CHILD_FN void sb_child_close_fds(int keep1, int keep2) { sb_child_close_fds_as(keep1, keep2, false); }
 

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/child.h"
 #include "base/file.h"
 #include "confine/netns.h"
 #include "confine/ns_impl.h"
@@ -45,7 +46,8 @@ typedef struct start_arg {
  * SECBIT_NOROOT would too). */
 CHILD static int keep_caps(void) {
   sb_cap_header h = {SB_CAP_VERSION_3, 0};
-  sb_cap_data d[2];
+  /* zeroed: valgrind's capget marks only the first of the two written */
+  sb_cap_data d[2] = {{0}};
   if (syscall(SYS_capget, &h, d) != 0) return -1;
   d[0].inheritable = d[0].permitted;
   d[1].inheritable = d[1].permitted;
@@ -60,28 +62,11 @@ CHILD static int keep_caps(void) {
  * the init's places, nothing else of ours, the program from its memfd. */
 CHILD static int start_main(void *arg) {
   start_arg *s = arg;
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < _NSIG; sig++) /* no handler of the host's may run here */
-    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
-  /* above the places first (one may be there), then into them, open across
-   * the exec (dup2 onto itself would keep close-on-exec); the program at
-   * the next place, closed by its exec */
-  int hi = SB_INIT_PROG_FD + 1;
-  int prog = fcntl(s->prog, F_DUPFD_CLOEXEC, hi), ctl = fcntl(s->ctl, F_DUPFD_CLOEXEC, hi),
-      go = fcntl(s->go_r, F_DUPFD_CLOEXEC, hi), ia = fcntl(s->arg, F_DUPFD_CLOEXEC, hi);
-  if (prog < 0 || ctl < 0 || go < 0 || ia < 0 || dup2(ctl, SB_INIT_CTL_FD) < 0 || dup2(go, SB_INIT_GO_FD) < 0 ||
-      dup2(ia, SB_INIT_ARG_FD) < 0 || dup3(prog, SB_INIT_PROG_FD, O_CLOEXEC) < 0 || keep_caps() != 0) {
-    s->err = errno ? errno : EIO;
-    _exit(127);
-  }
-  /* nothing else of ours */
-  if (sb_close_range(SB_INIT_PROG_FD + 1, ~0U) != 0)
-    for (int fd = SB_INIT_PROG_FD + 1, limit = sb_fd_limit(); fd < limit; fd++) close(fd);
-  char *const argv[] = {"sandbox-init", NULL}, *const envp[] = {NULL};
-  fexecve(SB_INIT_PROG_FD, argv, envp);
-  s->err = errno;
+  sb_child_default_signals(); /* no handler of the host's may run here */
+  const int fds[] = {[SB_INIT_CTL_FD - 3] = s->ctl, [SB_INIT_GO_FD - 3] = s->go_r, [SB_INIT_ARG_FD - 3] = s->arg};
+  _Static_assert(SB_INIT_PROG_FD == 3 + sizeof fds / sizeof fds[0], "the program follows the init's fds");
+  if (keep_caps() == 0) sb_child_exec_program(s->prog, fds, 3, "sandbox-init");
+  s->err = errno ? errno : EIO;
   _exit(127);
 }
 

@@ -84,17 +84,7 @@ CHILD int sb_spawn_command(void *arg) {
   const sb_confine_steps *s = r->steps;
 
   /* Handlers of the host must never run here; ignored signals are reset. */
-  if (c->reset_signals) {
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++) {
-      struct sigaction cur;
-      if (sig == SIGKILL || sig == SIGSTOP) continue;
-      /* the wrapper converts to the kernel's layout; no lock, no allocation */
-      if (sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL) sigaction(sig, &dfl, NULL);
-    }
-  }
+  if (c->reset_signals) sb_child_default_signals();
   if (setsid() < 0) FAIL(c, SB_SP_SETSID);
   for (int i = c->born_in_cgroup; c->join_cgroups && i < SB_MAX_CGROUPS; i++)
     if (r->cgroup_procs_fds[i] >= 0 && write(r->cgroup_procs_fds[i], "0", 1) != 1) FAIL(c, SB_SP_CGROUP);

@@ -51,21 +51,10 @@ typedef struct start_arg {
  * nothing else of ours, the program run from its memfd. */
 SB_CHILD_FN static int start_main(void *arg) {
   start_arg *a = arg;
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < _NSIG; sig++) /* no handler of the host's may run here */
-    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
-  /* the program's fd above 3 first (it may be 3), then the socket there,
-   * open across the exec (dup2 onto itself would keep close-on-exec) */
-  int prog = fcntl(a->prog, F_DUPFD_CLOEXEC, SB_ZYGOTE_SOCK + 1);
-  int sock = fcntl(a->sock, F_DUPFD_CLOEXEC, SB_ZYGOTE_SOCK + 1);
-  if (prog < 0 || sock < 0 || dup2(sock, SB_ZYGOTE_SOCK) != SB_ZYGOTE_SOCK) _exit(127);
-  sb_child_close_fds(SB_ZYGOTE_SOCK, prog);
-  char *const argv[] = {"sandbox-spawn", NULL}, *const envp[] = {NULL};
-  /* execveat (valgrind 3.19 runs neither it nor an execve of /proc/self/fd/N:
-   * under it the zygote does not start, and commands are spawned directly) */
-  fexecve(prog, argv, envp);
+  sb_child_default_signals(); /* no handler of the host's may run here */
+  _Static_assert(SB_ZYGOTE_SOCK == 3, "the socket is the program's first fd");
+  /* under valgrind 3.19 the exec fails: commands are then spawned directly */
+  sb_child_exec_program(a->prog, &a->sock, 1, "sandbox-spawn");
   _exit(127);
 }
 

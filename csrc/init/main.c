@@ -69,7 +69,8 @@ static void serve(init_arg *a) {
 static void no_ambient(void) {
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   sb_cap_header h = {SB_CAP_VERSION_3, 0};
-  sb_cap_data d[2];
+  /* zeroed: valgrind's capget marks only the first of the two written */
+  sb_cap_data d[2] = {{0}};
   if (syscall(SYS_capget, &h, d) == 0) {
     d[0].inheritable = d[1].inheritable = 0;
     syscall(SYS_capset, &h, d);
