@@ -164,6 +164,12 @@ struct sb_backend {
    * without closing it (the host still uses it): a remote backend's kept
    * connections, whose streams two processes cannot both write. */
   void (*forked)(sb_fs *fs);
+  /* Optional: a second handle on the same trees in `to` (its be and mem
+   * set by the caller, the policy shared read-only), for reads on another
+   * thread while this one goes on: its own fds and caches, nothing shared
+   * but the kernel's tree. NULL where the tree is this process's memory or
+   * connections (virtual, the userspace overlay, remote). */
+  sb_code (*open_copy)(sb_fs *to, sb_fs *from, sb_err *e);
   const sb_backend_cmd *cmd; /* NULL: no commands over this backend */
 };
 

@@ -345,6 +345,34 @@ int sb_container_base(sb_fs *fs, size_t *nroots) {
   return CT(fs)->layers[0].res.rootfd;
 }
 
+/* The same layers through fds of its own, read-only (backend.h: open_copy). */
+static sb_code ct_open_copy(sb_fs *to, sb_fs *from, sb_err *e) {
+  const container *ct = CT(from);
+  if (!ct) return sb_fail(e, SB_EINVAL, "the sandbox is disposed");
+  size_t n = ct->nlayers;
+  int *fds = sb_malloc(&to->mem, n * sizeof *fds);
+  if (!fds) return sb_fail_oom(e);
+  for (size_t i = 0; i < n; i++) {
+    fds[i] = fcntl(ct->layers[i].res.rootfd, F_DUPFD_CLOEXEC, 3);
+    if (fds[i] < 0) {
+      int err = errno;
+      while (i > 0) close(fds[--i]);
+      sb_free(&to->mem, fds, n * sizeof *fds);
+      return sb_fail_errno(e, err);
+    }
+  }
+  sb_container_opts o = {.rootfd = fds[0],
+                         .roots = fds + 1,
+                         .nroots = n - 1,
+                         .can_read = ct->layers[0].content,
+                         .can_write = false,
+                         .resolver = sb_resolver_name(&ct->layers[0].res),
+                         .max_disk_usage = SB_UNLIMITED};
+  sb_code c = sb_container_open(to, &o, e); /* takes the fds */
+  sb_free(&to->mem, fds, n * sizeof *fds);
+  return c;
+}
+
 const char *sb_container_resolver(sb_fs *fs) { return CT(fs) ? sb_resolver_name(&CT(fs)->layers[0].res) : "closed"; }
 
 /* ---- commands over the tree ------------------------------------------------ */
@@ -400,5 +428,6 @@ const sb_backend sb_container_backend = {
     .walk = sb_ct_walk,
     .open_ref = sb_ct_open_ref,
     .close = ct_close,
+    .open_copy = ct_open_copy,
     .cmd = &container_cmd,
 };

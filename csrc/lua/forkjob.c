@@ -1,4 +1,4 @@
-/* Work in a forked copy of the process (lua/forkjob.h). */
+/* Work in a forked copy of the process, or on a thread (lua/forkjob.h). */
 #include "lua/forkjob.h"
 #include "plat/fd.h"
 #include "plat/proc.h"
@@ -34,8 +34,20 @@ static void uncount(sb_forkjob *j) {
   j->fs = NULL;
 }
 
+/* The thread has ended or will soon: nobody reads, its write fails (EPIPE,
+ * its SIGPIPE blocked) and its walk stops at the next entry. */
+static void join_thread(sb_forkjob *j) {
+  if (!j->joinable) return;
+  atomic_store(&j->cancel, true);
+  if (j->fd >= 0) close(j->fd);
+  j->fd = -1;
+  pthread_join(j->thread, NULL);
+  j->joinable = false;
+}
+
 void sb_forkjob_stop(sb_forkjob *j) {
   unlink_job(j);
+  join_thread(j);
   if (j->pid > 0) {
     kill(j->pid, SIGKILL);
     while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR) {}
@@ -133,6 +145,52 @@ int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn 
   return 0;
 }
 
+static void *thread_main(void *ud) {
+  sb_forkjob *j = ud;
+  j->fn(j->arg, j->wfd);
+  close(j->wfd); /* the end of the answer */
+  j->release(j->arg);
+  return NULL;
+}
+
+int sb_forkjob_start_thread(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg,
+                            void (*release)(void *arg), sb_err *e) {
+  j->fd = -1;
+  j->mem = sb->fs.mem;
+  int p[2];
+  if (sb_pipe_cloexec(p) != 0) {
+    sb_failf(e, SB_EAGAIN, "cannot make a pipe for the work: %s", strerror(errno));
+    release(arg);
+    return -1;
+  }
+  j->threaded = true;
+  atomic_init(&j->cancel, false);
+  j->fn = fn;
+  j->release = release;
+  j->arg = arg;
+  j->wfd = p[1];
+  /* every signal blocked there: the host's handlers run on its own threads,
+   * and a write after the host stopped reading fails with EPIPE instead of
+   * raising SIGPIPE */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int r = pthread_create(&j->thread, NULL, thread_main, j);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r != 0) {
+    close(p[0]);
+    close(p[1]);
+    release(arg);
+    sb_failf(e, SB_EAGAIN, "cannot start a thread for the work: %s", strerror(r));
+    return -1;
+  }
+  j->joinable = true;
+  fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+  j->fd = p[0];
+  join(L, sb, j);
+  return 0;
+}
+
 bool sb_forkjob_poll(lua_State *L, sb_forkjob *j) {
   while (j->fd >= 0) {
     if (sb_buf_reserve(&j->mem, &j->got, 64 * 1024) != 0) luaL_error(L, "not enough memory");
@@ -144,6 +202,10 @@ bool sb_forkjob_poll(lua_State *L, sb_forkjob *j) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     break; /* the end (or an error): the copy has finished */
+  }
+  if (j->joinable) { /* its end closed: the thread only frees what it had left */
+    pthread_join(j->thread, NULL);
+    j->joinable = false;
   }
   if (j->pid > 0) { /* it closed its end by exiting: reaping takes no time */
     while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR) {}

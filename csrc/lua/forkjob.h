@@ -1,12 +1,19 @@
-/* Work done in a forked copy of this process, its answer read through a
- * pipe on the host's turns (lua/forkjob.c): what lets a search or an
- * http_get finish later without a thread. The copy shares no memory with
- * the host, runs plain C (no Lua, no callback of the host's) and _exits;
- * it dies with the host. A running job belongs to its sandbox: dispose
- * stops it, as does freeing it. */
+/* Work done in a forked copy of this process, or on a thread of its own,
+ * its answer read through a pipe on the host's turns (lua/forkjob.c): what
+ * lets a search or an http_get finish later. The copy shares no memory
+ * with the host, runs plain C (no Lua, no callback of the host's) and
+ * _exits; it dies with the host. A fork copies the host's page tables (23
+ * ms for a 1 GiB heap, and a copy-on-write fault at each page the host
+ * writes while it runs), so work that needs none of the host's memory (a
+ * ContainerSandbox's search, over fds of its own) runs on a thread
+ * instead, on data it owns; stopping one asks it to end and joins it. A
+ * running job belongs to its sandbox: dispose stops it, as does freeing
+ * it. */
 #ifndef SB_LUA_FORKJOB_H
 #define SB_LUA_FORKJOB_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -19,6 +26,13 @@ struct sb_forkjob {
   pid_t pid; /* 0 once reaped */
   int fd; /* the pipe's read end; -1 once closed */
   int status; /* the copy's wait status, once reaped */
+  bool threaded, joinable; /* a thread's job; its thread not joined yet */
+  pthread_t thread;
+  atomic_bool cancel; /* a thread's: set when nobody wants the answer */
+  void (*fn)(void *arg, int wfd); /* a thread's work, */
+  void (*release)(void *arg); /* what frees arg on the thread at its end, */
+  void *arg; /* and what the thread owns */
+  int wfd; /* the pipe's write end, the thread's */
   sb_fs *fs; /* the sandbox's, while the copy is counted in its `outside` */
   sb_mem mem;
   sb_buf got; /* what came through the pipe */
@@ -36,6 +50,12 @@ typedef void (*sb_forkjob_fn)(void *arg, int wfd);
  * j must be zeroed and live at a fixed address until freed. 0, or -1 with
  * e set (EAGAIN: no pipe or no process). */
 int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg, sb_err *e);
+/* The same on a thread: fn(arg, wfd) runs there on what arg holds (its
+ * own, allocated with the C library: the host's allocator belongs to its
+ * thread), then release(arg); fn should stop early once j->cancel is set.
+ * Nothing is counted as changing the tree: such work only reads. */
+int sb_forkjob_start_thread(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg,
+                            void (*release)(void *arg), sb_err *e);
 /* Read what arrived: false while the copy runs; true once its whole answer
  * is in j->got (the copy reaped, j->status set). Raises when out of memory. */
 bool sb_forkjob_poll(lua_State *L, sb_forkjob *j);

@@ -1,11 +1,15 @@
 /* grep and glob that do not make the caller wait: core.grep_start(sb,
  * pattern, opts) and core.glob_start check everything grep and glob check,
  * then search in a forked copy of this process (lua/forkjob.c), which sends
- * the records back; the host's loop asks job:result() on its turns. A fork,
- * not a thread: the copy sees the tree as it was when the call was made (a
- * VirtualSandbox's included) and shares no memory, so the caller may go on
- * changing the sandbox meanwhile. A RemoteSandbox's copy opens connections
- * of its own (fs/backend.h: forked). */
+ * the records back; the host's loop asks job:result() on its turns. The
+ * copy sees the tree as it was when the call was made (a VirtualSandbox's
+ * included) and shares no memory, so the caller may go on changing the
+ * sandbox meanwhile. A RemoteSandbox's copy opens connections of its own
+ * (fs/backend.h: forked). A ContainerSandbox searches on a thread instead,
+ * over a second handle of its own (fs/backend.h: open_copy), sharing only
+ * the read-only policy: its tree is the kernel's, so a fork would copy the
+ * host for nothing. */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -81,10 +85,80 @@ static void keep_raw(job *j) {
   j->op.rawlen = n;
 }
 
+/* What a search on a thread owns: the job as prepared, moved onto a
+ * second handle of the backend's and copies of every string it points to
+ * (the call's strings and buffers may be gone before it ends). */
+typedef struct thread_copy {
+  job j; /* first: run_copy's argument */
+  sb_fs fs;
+  sb_err e;
+  char fpat[SB_PATH_MAX + 1];
+  char *pattern, *tpat;
+} thread_copy;
+
+static void release_copy(void *arg) {
+  thread_copy *t = arg;
+  sb_search_free(&t->j.s);
+  sb_fs_close(&t->fs);
+  free(t->pattern);
+  free(t->tpat);
+  free(t);
+}
+
+static char *dup_bytes(const char *p, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    memcpy(d, p, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+/* The job's search moved into a thread_copy on a handle of its own, or
+ * NULL with j->op.e set. */
+static thread_copy *copy_for_thread(sb_sandbox *sb, job *j) {
+  thread_copy *t = calloc(1, sizeof *t);
+  if (!t) return sb_fail_oom(&j->op.e), NULL;
+  sb_mem plain;
+  sb_mem_init_plain(&plain);
+  sb_fs_init(&t->fs, sb->fs.be, &plain, sb->fs.policy);
+  if (sb->fs.be->open_copy(&t->fs, &sb->fs, &j->op.e) != SB_OK) {
+    free(t);
+    return NULL;
+  }
+  t->j = *j;
+  t->j.op.raw = NULL;
+  sb_search *s = &t->j.s;
+  s->fs = &t->fs;
+  s->e = &t->e;
+  s->cancel = &j->fj.cancel;
+  s->results = s->index = (sb_buf){0};
+  sb_ignore_init(&s->ig, &t->fs.mem);
+  if (s->pat) {
+    memcpy(t->fpat, s->pat, s->plen);
+    s->pat = t->fpat;
+  }
+  if (s->tpat && !(s->tpat = t->tpat = dup_bytes(s->tpat, s->tplen))) goto oom;
+  if (j->grep && !(t->j.pattern = t->pattern = dup_bytes(j->pattern, j->plen))) goto oom;
+  return t;
+oom:
+  release_copy(t);
+  sb_fail_oom(&j->op.e);
+  return NULL;
+}
+
 /* The copy that searches; the job on the stack, or nil, msg, code. What the
- * search points to must be this call's: the copy runs on it as it is now. */
+ * search points to must be this call's: the copy runs on it as it is now.
+ * A backend with a second handle searches on a thread instead (no copy of
+ * the host: forkjob.h). */
 static int fork_search(lua_State *L, sb_sandbox *sb, job *j) {
   keep_raw(j);
+  if (sb->fs.be->open_copy) {
+    thread_copy *t = copy_for_thread(sb, j);
+    if (!t || sb_forkjob_start_thread(L, sb, &j->fj, run_copy, t, release_copy, &j->op.e) != 0)
+      return sb_lua_fail(L, sb, &j->op);
+    return 1;
+  }
   if (sb_forkjob_start(L, sb, &j->fj, run_copy, j, &j->op.e) != 0) return sb_lua_fail(L, sb, &j->op);
   return 1;
 }

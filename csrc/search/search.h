@@ -8,6 +8,7 @@
 #ifndef SB_SEARCH_SEARCH_H
 #define SB_SEARCH_SEARCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,6 +44,7 @@ typedef struct sb_search {
   const char *tpat; /* the type filter: a glob on base names */
   size_t tplen;
   size_t count, max, visits;
+  const atomic_bool *cancel; /* set by another thread: stop at the next entry (NULL: never) */
   size_t matches; /* grep: matches kept (count also has context lines) */
   bool truncated, failed;
   /* what the walk leaves out (SPEC §12): ignore files, hidden entries */

@@ -32,6 +32,7 @@ bool sb_search_add_rec(sb_search *s, const char *path, size_t plen, const rec *h
 /* One more entry looked at: false once a search has looked at MAX_VISITS
  * (it stops, truncated). */
 static inline bool sb_search_visit(sb_search *s) {
+  if (s->cancel && atomic_load_explicit(s->cancel, memory_order_relaxed)) return false; /* nobody wants it now */
   if (++s->visits <= MAX_VISITS) return true;
   s->truncated = true;
   return false;
