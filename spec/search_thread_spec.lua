@@ -9,10 +9,10 @@ local core = require "sandbox.core"
 -- process: /proc/self here is us)
 local function tasks()
   local f = assert(io.open("/proc/self/status"))
-  local n = tonumber(f:read("a"):match("Threads:%s*(%d+)"))
+  local n = tonumber(f:read("*a"):match("Threads:%s*(%d+)"))
   f:close()
   f = assert(io.open("/proc/thread-self/children"))
-  local kids = f:read("a")
+  local kids = f:read("*a")
   f:close()
   return n, kids
 end
