@@ -23,10 +23,10 @@ describe("a ContainerSandbox's search job", function()
   after_each(function() sb:dispose() end)
 
   it("answers as grep does, with no copy of the host and no thread left", function()
-    local before = tasks()
+    local before, kids_before = tasks() -- (other specs' inits may be our children)
     local j = assert(core.grep_start(sb, "define", {}))
     local _, kids = tasks()
-    assert.equal("", kids) -- a fork would be our child
+    assert.equal(kids_before, kids) -- a fork would be a new child
     local got
     repeat got = { j:result() } until got[1] ~= false
     local want = { sb:grep("define", {}) }
