@@ -110,14 +110,25 @@ bool sb_forkjob_write(int fd, const void *p, size_t n) {
   return true;
 }
 
-int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg, sb_err *e) {
+/* The answer's pipe for j; 0, or -1 with e set. */
+static int open_pipe(sb_sandbox *sb, sb_forkjob *j, int p[2], sb_err *e) {
   j->fd = -1;
   j->mem = sb->fs.mem;
+  if (sb_pipe_cloexec(p) == 0) return 0;
+  sb_failf(e, SB_EAGAIN, "cannot make a pipe for the work: %s", strerror(errno));
+  return -1;
+}
+
+/* The work runs: its answer is read from rfd on the host's turns. */
+static void begin(lua_State *L, sb_sandbox *sb, sb_forkjob *j, int rfd) {
+  fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
+  j->fd = rfd;
+  join(L, sb, j);
+}
+
+int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg, sb_err *e) {
   int p[2];
-  if (sb_pipe_cloexec(p) != 0) {
-    sb_failf(e, SB_EAGAIN, "cannot make a pipe for the work: %s", strerror(errno));
-    return -1;
-  }
+  if (open_pipe(sb, j, p, e) != 0) return -1;
   pid_t pid = fork();
   if (pid == 0) {
     close(p[0]);
@@ -133,15 +144,13 @@ int sb_forkjob_start(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn 
     sb_failf(e, SB_EAGAIN, "cannot start a process for the work: %s", strerror(err));
     return -1;
   }
-  fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
   /* the copy may change the tree (a write of a local sandbox's): counted
    * until it is reaped (the host calls nothing in between) */
   j->fs = &sb->fs;
   j->fs->outside++;
   if (j->fs->be->cmd) j->fs->be->cmd->changed(j->fs);
   j->pid = pid;
-  j->fd = p[0];
-  join(L, sb, j);
+  begin(L, sb, j, p[0]);
   return 0;
 }
 
@@ -155,15 +164,11 @@ static void *thread_main(void *ud) {
 
 int sb_forkjob_start_thread(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_forkjob_fn fn, void *arg,
                             void (*release)(void *arg), sb_err *e) {
-  j->fd = -1;
-  j->mem = sb->fs.mem;
   int p[2];
-  if (sb_pipe_cloexec(p) != 0) {
-    sb_failf(e, SB_EAGAIN, "cannot make a pipe for the work: %s", strerror(errno));
+  if (open_pipe(sb, j, p, e) != 0) {
     release(arg);
     return -1;
   }
-  j->threaded = true;
   atomic_init(&j->cancel, false);
   j->fn = fn;
   j->release = release;
@@ -185,9 +190,7 @@ int sb_forkjob_start_thread(lua_State *L, sb_sandbox *sb, sb_forkjob *j, sb_fork
     return -1;
   }
   j->joinable = true;
-  fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-  j->fd = p[0];
-  join(L, sb, j);
+  begin(L, sb, j, p[0]);
   return 0;
 }
 
@@ -203,14 +206,10 @@ bool sb_forkjob_poll(lua_State *L, sb_forkjob *j) {
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
     break; /* the end (or an error): the copy has finished */
   }
-  if (j->joinable) { /* its end closed: the thread only frees what it had left */
-    pthread_join(j->thread, NULL);
-    j->joinable = false;
-  }
   if (j->pid > 0) { /* it closed its end by exiting: reaping takes no time */
     while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR) {}
     j->pid = 0;
   }
-  sb_forkjob_stop(j);
+  sb_forkjob_stop(j); /* a thread's end closed: it only frees what it had left before the join */
   return true;
 }

@@ -26,7 +26,7 @@ struct sb_forkjob {
   pid_t pid; /* 0 once reaped */
   int fd; /* the pipe's read end; -1 once closed */
   int status; /* the copy's wait status, once reaped */
-  bool threaded, joinable; /* a thread's job; its thread not joined yet */
+  bool joinable; /* a thread's job whose thread is not joined yet */
   pthread_t thread;
   atomic_bool cancel; /* a thread's: set when nobody wants the answer */
   void (*fn)(void *arg, int wfd); /* a thread's work, */

@@ -98,20 +98,12 @@ typedef struct thread_copy {
 
 static void release_copy(void *arg) {
   thread_copy *t = arg;
+  sb_mem m = t->fs.mem;
+  if (t->pattern) sb_free(&m, t->pattern, t->j.plen + 1);
+  if (t->tpat) sb_free(&m, t->tpat, t->j.s.tplen + 1);
   sb_search_free(&t->j.s);
   sb_fs_close(&t->fs);
-  free(t->pattern);
-  free(t->tpat);
   free(t);
-}
-
-static char *dup_bytes(const char *p, size_t n) {
-  char *d = malloc(n + 1);
-  if (d) {
-    memcpy(d, p, n);
-    d[n] = '\0';
-  }
-  return d;
 }
 
 /* The job's search moved into a thread_copy on a handle of its own, or
@@ -138,8 +130,8 @@ static thread_copy *copy_for_thread(sb_sandbox *sb, job *j) {
     memcpy(t->fpat, s->pat, s->plen);
     s->pat = t->fpat;
   }
-  if (s->tpat && !(s->tpat = t->tpat = dup_bytes(s->tpat, s->tplen))) goto oom;
-  if (j->grep && !(t->j.pattern = t->pattern = dup_bytes(j->pattern, j->plen))) goto oom;
+  if (s->tpat && !(s->tpat = t->tpat = sb_memdup(&t->fs.mem, s->tpat, s->tplen))) goto oom;
+  if (j->grep && !(t->j.pattern = t->pattern = sb_memdup(&t->fs.mem, j->pattern, j->plen))) goto oom;
   return t;
 oom:
   release_copy(t);
